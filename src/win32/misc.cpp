@@ -1,0 +1,103 @@
+// Per-thread last error, status -> Win32 error mapping, time, process id and
+// the Winsock start-up calls (sockets need no initialisation on Linux).
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+
+#include "ndstatus.h"
+#include "win32/common.h"
+
+namespace opennd::win32 {
+namespace {
+
+thread_local DWORD t_last_error = ERROR_SUCCESS;
+
+uint64_t MonotonicNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+constexpr int kWsaEfault = 10014;  // WSAEFAULT
+
+}  // namespace
+
+DWORD GetError() { return t_last_error; }
+void SetError(DWORD error) { t_last_error = error; }
+
+DWORD Win32ErrorFromStatus(uint32_t status) {
+    switch (status) {
+    case static_cast<uint32_t>(ND_CANCELED): return ERROR_OPERATION_ABORTED;
+    case static_cast<uint32_t>(ND_IO_TIMEOUT): return ERROR_SEM_TIMEOUT;
+    case static_cast<uint32_t>(ND_CONNECTION_REFUSED): return ERROR_CONNECTION_REFUSED;
+    case static_cast<uint32_t>(ND_CONNECTION_ABORTED): return ERROR_CONNECTION_ABORTED;
+    case static_cast<uint32_t>(ND_BUFFER_OVERFLOW): return ERROR_MORE_DATA;
+    default: return ERROR_MR_MID_NOT_FOUND;  // what Windows reports for an unmapped NTSTATUS
+    }
+}
+
+}  // namespace opennd::win32
+
+using namespace opennd::win32;
+
+extern "C" {
+
+OPENND_API DWORD GetLastError(void) { return GetError(); }
+OPENND_API void SetLastError(DWORD dwErrCode) { SetError(dwErrCode); }
+OPENND_API int WSAGetLastError(void) { return static_cast<int>(GetError()); }
+OPENND_API void WSASetLastError(int iError) { SetError(static_cast<DWORD>(iError)); }
+
+OPENND_API void Sleep(DWORD dwMilliseconds) {
+    if (dwMilliseconds == 0) {
+        sched_yield();  // as Windows: give up the rest of the time slice
+        return;
+    }
+    if (dwMilliseconds == INFINITE) {
+        for (;;) pause();
+    }
+    timespec left{static_cast<time_t>(dwMilliseconds / 1000), static_cast<long>(dwMilliseconds % 1000) * 1000000L};
+    while (nanosleep(&left, &left) < 0 && errno == EINTR) {
+    }
+}
+
+OPENND_API ULONGLONG GetTickCount64(void) { return MonotonicNs() / 1000000u; }
+OPENND_API DWORD GetTickCount(void) { return static_cast<DWORD>(GetTickCount64()); }
+
+// Nanosecond ticks: the frequency is 1e9.
+OPENND_API BOOL QueryPerformanceCounter(LARGE_INTEGER *lpPerformanceCount) {
+    if (!lpPerformanceCount) {
+        SetError(ERROR_INVALID_PARAMETER);
+        return FALSE;
+    }
+    lpPerformanceCount->QuadPart = static_cast<LONGLONG>(MonotonicNs());
+    return TRUE;
+}
+
+OPENND_API BOOL QueryPerformanceFrequency(LARGE_INTEGER *lpFrequency) {
+    if (!lpFrequency) {
+        SetError(ERROR_INVALID_PARAMETER);
+        return FALSE;
+    }
+    lpFrequency->QuadPart = 1000000000;
+    return TRUE;
+}
+
+OPENND_API DWORD GetCurrentProcessId(void) { return static_cast<DWORD>(getpid()); }
+
+OPENND_API int WSAStartup(WORD wVersionRequested, LPWSADATA lpWSAData) {
+    (void)wVersionRequested;
+    if (!lpWSAData) return kWsaEfault;
+    *lpWSAData = WSADATA{};
+    lpWSAData->wVersion = MAKEWORD(2, 2);
+    lpWSAData->wHighVersion = MAKEWORD(2, 2);
+    std::snprintf(lpWSAData->szDescription, sizeof lpWSAData->szDescription, "OpenND Winsock over BSD sockets");
+    std::snprintf(lpWSAData->szSystemStatus, sizeof lpWSAData->szSystemStatus, "Running");
+    return 0;
+}
+
+OPENND_API int WSACleanup(void) { return 0; }
+
+}  // extern "C"
