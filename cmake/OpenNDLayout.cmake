@@ -5,6 +5,10 @@ set(OPENND_PROVIDER_SUBDIR "opennd")
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_BINDIR})
 set(CMAKE_LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR})
 set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/archive)
+# Installed programs and providers find libopennd relative to themselves, so
+# an install prefix can be moved or used without ldconfig.
+file(RELATIVE_PATH _bin_to_lib "/p/${CMAKE_INSTALL_BINDIR}" "/p/${CMAKE_INSTALL_LIBDIR}")
+set(CMAKE_INSTALL_RPATH "$ORIGIN/${_bin_to_lib}")
 set(OPENND_PROVIDER_OUTPUT_DIR ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}/${OPENND_PROVIDER_SUBDIR})
 
 if(IS_ABSOLUTE "${CMAKE_INSTALL_SYSCONFDIR}")
@@ -39,7 +43,8 @@ function(opennd_add_provider target)
   target_link_libraries(${target} PRIVATE opennd_kit opennd opennd_warnings ${P_LIBS})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${P_NAME} PREFIX "lib"
-    LIBRARY_OUTPUT_DIRECTORY ${OPENND_PROVIDER_OUTPUT_DIR})
+    LIBRARY_OUTPUT_DIRECTORY ${OPENND_PROVIDER_OUTPUT_DIR}
+    INSTALL_RPATH "$ORIGIN/..")
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   set(OPENND_ENTRY_NAME ${P_NAME})
   set(OPENND_ENTRY_GUID ${P_GUID})

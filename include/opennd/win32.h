@@ -15,6 +15,7 @@
 #include <wchar.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #ifdef __cplusplus
 #define OPENND_EXTERN_C extern "C"

@@ -1,0 +1,18 @@
+# Every public header must compile on its own, as C++17 and as C++20, with
+# -Wall -Wextra -Werror. One generated source per header and standard.
+file(GLOB_RECURSE _public_headers RELATIVE ${PROJECT_SOURCE_DIR}/include CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/include/*.h)
+foreach(_std 17 20)
+  set(_sources)
+  foreach(_h ${_public_headers})
+    string(MAKE_C_IDENTIFIER "${_h}" _id)
+    set(_src ${PROJECT_BINARY_DIR}/header-check/cxx${_std}/${_id}.cpp)
+    file(WRITE ${_src}.in "#include <${_h}>\n#include <${_h}>\nint header_check_${_id}_${_std};\n")
+    configure_file(${_src}.in ${_src} COPYONLY)
+    list(APPEND _sources ${_src})
+  endforeach()
+  add_library(opennd_header_check_cxx${_std} OBJECT ${_sources})
+  target_include_directories(opennd_header_check_cxx${_std} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(opennd_header_check_cxx${_std} PRIVATE -Wall -Wextra -Werror)
+  set_target_properties(opennd_header_check_cxx${_std} PROPERTIES CXX_STANDARD ${_std} CXX_EXTENSIONS OFF)
+endforeach()

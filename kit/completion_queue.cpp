@@ -1,0 +1,144 @@
+#include "opennd/kit/completion_queue.h"
+
+#include <sched.h>
+
+#include <unordered_set>
+
+namespace opennd::kit {
+namespace {
+// Live CQs of this provider library, so an interface pointer handed in by the
+// application can be checked before it is used as a kit CQ.
+std::mutex g_registry_mu;
+std::unordered_set<const IND2CompletionQueue *> &Registry() {
+    static auto *set = new std::unordered_set<const IND2CompletionQueue *>;
+    return *set;
+}
+}  // namespace
+
+CompletionQueue::CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity)
+    : requests_(overlapped_file), max_depth_(max_depth), affinity_(affinity), ring_(depth) {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    Registry().insert(this);
+}
+
+CompletionQueue::~CompletionQueue() {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    Registry().erase(this);
+}
+
+CompletionQueue *CompletionQueue::FromUnknown(IUnknown *unknown) {
+    if (!unknown) return nullptr;
+    void *p = nullptr;
+    if (FAILED(unknown->QueryInterface(IID_IND2CompletionQueue, &p)) || !p) return nullptr;
+    auto *cq = static_cast<IND2CompletionQueue *>(p);
+    bool ours;
+    {
+        std::lock_guard<std::mutex> lock(g_registry_mu);
+        ours = Registry().count(cq) != 0;
+    }
+    cq->Release();
+    return ours ? static_cast<CompletionQueue *>(cq) : nullptr;
+}
+
+bool CompletionQueue::Dead() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return overrun_;
+}
+
+bool CompletionQueue::TriggeredLocked(ULONG type) const {
+    // Something queued that has not triggered yet (seq >= notified_ and >= head_).
+    uint64_t from = notified_ > head_ ? notified_ : head_;
+    bool any = tail_ > from;
+    bool error = last_error_ > from;
+    bool solicited = last_solicited_ > from;
+    if (error) return true;
+    if (type == ND_CQ_NOTIFY_ANY) return any;
+    if (type == ND_CQ_NOTIFY_SOLICITED) return solicited;
+    return false;
+}
+
+// One trigger releases every armed request, so arming ANY while SOLICITED is
+// armed upgrades the CQ to ANY.
+bool CompletionQueue::AnyTriggeredLocked() const {
+    for (const Armed &a : armed_)
+        if (TriggeredLocked(a.type)) return true;
+    return false;
+}
+
+void CompletionQueue::FireLocked(HRESULT status) {
+    for (const Armed &a : armed_) requests_.Complete(a.ov, status);  // cancelled ones are skipped
+    armed_.clear();
+    notified_ = tail_;
+}
+
+bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (overrun_) return false;
+    if (tail_ - head_ == ring_.size()) {
+        overrun_ = true;
+        FireLocked(ND_BUFFER_OVERFLOW);
+        return false;
+    }
+    ring_[tail_ % ring_.size()] = result;
+    ++tail_;
+    if (FAILED(result.Status)) last_error_ = tail_;
+    if (solicited) last_solicited_ = tail_;
+    if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
+    return true;
+}
+
+ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (overrun_) return 0;
+    ULONG got = 0;
+    while (got < n && head_ < tail_) results[got++] = ring_[head_++ % ring_.size()];
+    return got;
+}
+
+HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
+    if (type > ND_CQ_NOTIFY_SOLICITED) return ND_INVALID_PARAMETER_1;
+    if (!ov) return ND_INVALID_PARAMETER_2;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (overrun_) return ND_BUFFER_OVERFLOW;
+    HRESULT hr = requests_.Begin(ov);
+    if (hr != ND_PENDING) return hr;
+    armed_.push_back({ov, type});
+    if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
+    return ND_PENDING;
+}
+
+HRESULT CompletionQueue::Resize(ULONG depth) {
+    if (depth == 0 || depth > max_depth_) return ND_INVALID_PARAMETER;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tail_ - head_ > depth) return ND_BUFFER_OVERFLOW;
+    std::vector<ND2_RESULT> next(depth);
+    // Keep sequence numbers: entry s goes to next[s % depth].
+    for (uint64_t s = head_; s < tail_; ++s) next[s % depth] = ring_[s % ring_.size()];
+    ring_.swap(next);
+    return ND_SUCCESS;
+}
+
+HRESULT CompletionQueue::GetNotifyAffinity(USHORT *group, KAFFINITY *affinity) {
+    if (!group || !affinity) return ND_INVALID_PARAMETER;
+    *group = 0;
+    KAFFINITY effective = affinity_;
+    if (!effective) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            for (int cpu = 0; cpu < static_cast<int>(sizeof(KAFFINITY) * 8); ++cpu)
+                if (CPU_ISSET(cpu, &set)) effective |= KAFFINITY(1) << cpu;
+    }
+    *affinity = effective;
+    return ND_SUCCESS;
+}
+
+HRESULT CompletionQueue::CancelOverlappedRequests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_.clear();
+    return requests_.CancelAll();
+}
+
+HRESULT CompletionQueue::GetOverlappedResult(OVERLAPPED *ov, BOOL wait) { return requests_.Result(ov, wait); }
+
+}  // namespace opennd::kit

@@ -1,0 +1,144 @@
+// COM-lite plumbing shared by every provider: reference counting,
+// QueryInterface over an interface's IID chain, and the per-library count of
+// live objects behind DllCanUnloadNow.
+#pragma once
+
+#include <atomic>
+
+#include "ndspi.h"
+
+namespace opennd::kit {
+
+// Objects alive in this provider library (providers, adapters and all their
+// children). The kit is a static library linked into each provider, so every
+// provider library has its own count.
+long LiveObjects();
+void AddLiveObject();
+void RemoveLiveObject();
+
+// The IIDs an interface answers to: its own and its bases', most derived first.
+template <class I>
+struct InterfaceIds;
+#define OPENND_KIT_IIDS(I, ...)                                  \
+    template <>                                                  \
+    struct InterfaceIds<I> {                                     \
+        static bool Matches(REFIID iid) {                        \
+            for (const GUID *g : {__VA_ARGS__})                  \
+                if (iid == *g) return true;                      \
+            return false;                                        \
+        }                                                        \
+    }
+OPENND_KIT_IIDS(IND2Provider, &IID_IND2Provider);
+OPENND_KIT_IIDS(IND2Adapter, &IID_IND2Adapter);
+OPENND_KIT_IIDS(IND2CompletionQueue, &IID_IND2CompletionQueue, &IID_IND2Overlapped);
+OPENND_KIT_IIDS(IND2MemoryRegion, &IID_IND2MemoryRegion, &IID_IND2Overlapped);
+OPENND_KIT_IIDS(IND2MemoryWindow, &IID_IND2MemoryWindow);
+OPENND_KIT_IIDS(IND2SharedReceiveQueue, &IID_IND2SharedReceiveQueue, &IID_IND2Overlapped);
+OPENND_KIT_IIDS(IND2QueuePair, &IID_IND2QueuePair);
+OPENND_KIT_IIDS(IND2Connector, &IID_IND2Connector, &IID_IND2Overlapped);
+OPENND_KIT_IIDS(IND2Listener, &IID_IND2Listener, &IID_IND2Overlapped);
+
+// Implements IUnknown for one ND interface. The object is deleted when the
+// last reference goes; Derived may override OnFinalRelease() for the implicit
+// actions of §1.4 (disconnect, flush, cancel) that must run before that.
+// Objects are created with one reference, owned by whoever created them.
+template <class Interface>
+class Unknown : public Interface {
+public:
+    Unknown() { AddLiveObject(); }
+    Unknown(const Unknown &) = delete;
+    Unknown &operator=(const Unknown &) = delete;
+
+    HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
+        if (!ppv) return E_POINTER;
+        if (iid == IID_IUnknown || InterfaceIds<Interface>::Matches(iid)) {
+            *ppv = static_cast<Interface *>(this);
+            AddRef();
+            return S_OK;
+        }
+        *ppv = nullptr;
+        return E_NOINTERFACE;
+    }
+    ULONG STDMETHODCALLTYPE AddRef() override { return refs_.fetch_add(1, std::memory_order_relaxed) + 1; }
+    ULONG STDMETHODCALLTYPE Release() override {
+        ULONG left = refs_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+        if (left == 0) {
+            OnFinalRelease();
+            delete this;
+        }
+        return left;
+    }
+
+protected:
+    virtual ~Unknown() { RemoveLiveObject(); }
+    virtual void OnFinalRelease() {}
+
+private:
+    std::atomic<ULONG> refs_{1};
+};
+
+// Returns the object as `Interface` if iid names it, for Create* methods:
+// E_NOINTERFACE (and the object released) if the iid is not supported.
+template <class Interface>
+HRESULT Hand(Unknown<Interface> *obj, REFIID iid, void **ppv) {
+    if (!ppv) {
+        obj->Release();
+        return E_POINTER;
+    }
+    HRESULT hr = obj->QueryInterface(iid, ppv);
+    obj->Release();
+    return hr;
+}
+
+// A small owning pointer for COM references (AddRef on copy, Release on drop).
+template <class T>
+class ComPtr {
+public:
+    ComPtr() = default;
+    explicit ComPtr(T *p, bool add_ref = false) : p_(p) {
+        if (p_ && add_ref) p_->AddRef();
+    }
+    ComPtr(const ComPtr &o) : p_(o.p_) {
+        if (p_) p_->AddRef();
+    }
+    ComPtr(ComPtr &&o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+    ComPtr &operator=(ComPtr o) noexcept {
+        std::swap(p_, o.p_);
+        return *this;
+    }
+    ~ComPtr() {
+        if (p_) p_->Release();
+    }
+    T *get() const { return p_; }
+    T *operator->() const { return p_; }
+    explicit operator bool() const { return p_ != nullptr; }
+    T **put() {
+        reset();
+        return &p_;
+    }
+    void reset() {
+        if (p_) p_->Release();
+        p_ = nullptr;
+    }
+    T *detach() {
+        T *p = p_;
+        p_ = nullptr;
+        return p;
+    }
+
+private:
+    T *p_ = nullptr;
+};
+
+}  // namespace opennd::kit
+
+// Defines the two exports of a provider library. `make_provider` is an
+// expression of type HRESULT(*)(REFCLSID, REFIID, void**) that creates the
+// provider object for a catalog GUID.
+#define OPENND_PROVIDER_EXPORTS(make_provider)                                                 \
+    extern "C" OPENND_API HRESULT DllGetClassObject(REFCLSID rclsid, REFIID riid, void **ppv) { \
+        return (make_provider)(rclsid, riid, ppv);                                              \
+    }                                                                                           \
+    extern "C" OPENND_API HRESULT DllCanUnloadNow(void) {                                       \
+        return ::opennd::kit::LiveObjects() == 0 ? S_OK : S_FALSE;                              \
+    }

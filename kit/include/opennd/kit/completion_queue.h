@@ -1,0 +1,73 @@
+// IND2CompletionQueue for software providers: a ring of ND2_RESULT entries
+// with the SPI's notification rules (§3.4):
+//  - a new CQ is disarmed; each Notify arms it for one trigger, and one
+//    trigger completes every Notify outstanding at that moment;
+//  - ANY is satisfied by any new entry, SOLICITED by the receive completion
+//    of a solicited Send, ERRORS by an error; errors satisfy every type;
+//  - an entry triggers at most once (entries that triggered a notification
+//    do not satisfy the next Notify), but an entry still queued that has not
+//    triggered satisfies a Notify armed after it arrived (no lost wake-ups);
+//  - a full CQ overruns: every Notify completes with ND_BUFFER_OVERFLOW and
+//    the CQ reports nothing further.
+//
+// Producers call Push from any thread. Locking: one mutex; GetResults takes
+// it too (a lock-free ring can replace this without changing the interface).
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "opennd/kit/com.h"
+#include "opennd/kit/overlapped.h"
+
+namespace opennd::kit {
+
+class CompletionQueue : public Unknown<IND2CompletionQueue> {
+public:
+    CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity);
+    ~CompletionQueue() override;
+    bool Valid() const { return requests_.Valid(); }
+    // The kit CQ behind an interface pointer, if it is one created by this
+    // provider library; nullptr for anything else (another provider's CQ, a
+    // different object). No reference is added.
+    static CompletionQueue *FromUnknown(IUnknown *unknown);
+
+    // Adds an entry. `solicited`: the receive completion of a Send that
+    // carried SEND_AND_SOLICIT_EVENT. Returns false if the CQ overran (the
+    // entry is lost and the CQ is dead) or was already dead.
+    bool Push(const ND2_RESULT &result, bool solicited = false);
+    bool Dead();
+
+    // IND2Overlapped
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override;
+    // IND2CompletionQueue
+    HRESULT STDMETHODCALLTYPE GetNotifyAffinity(USHORT *group, KAFFINITY *affinity) override;
+    HRESULT STDMETHODCALLTYPE Resize(ULONG depth) override;
+    HRESULT STDMETHODCALLTYPE Notify(ULONG type, OVERLAPPED *ov) override;
+    ULONG STDMETHODCALLTYPE GetResults(ND2_RESULT results[], ULONG n) override;
+
+private:
+    struct Armed {
+        OVERLAPPED *ov;
+        ULONG type;
+    };
+    bool TriggeredLocked(ULONG type) const;
+    bool AnyTriggeredLocked() const;
+    void FireLocked(HRESULT status);
+
+    OverlappedRequests requests_;
+    const ULONG max_depth_;
+    const KAFFINITY affinity_;
+    std::mutex mu_;
+    std::vector<ND2_RESULT> ring_;
+    uint64_t head_ = 0;  // sequence number of the oldest queued entry
+    uint64_t tail_ = 0;  // sequence number the next entry gets
+    uint64_t notified_ = 0;       // entries below this have triggered a notification
+    uint64_t last_solicited_ = 0; // 1 + sequence of the newest solicited entry
+    uint64_t last_error_ = 0;     // 1 + sequence of the newest error entry
+    bool overrun_ = false;
+    std::vector<Armed> armed_;
+};
+
+}  // namespace opennd::kit

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs a build into a scratch prefix and checks what users get there:
+# the tools run, a program built with only `pkg-config --cflags --libs opennd`
+# finds the providers installed with that prefix, and find_package(OpenND)
+# works. Usage: check-install.sh BUILD_DIR
+set -euo pipefail
+build=$(realpath "${1:-build}")
+root=$(cd "$(dirname "$0")/.." && pwd)
+scratch=$(mktemp -d /tmp/opennd-install-XXXXXX)
+chmod 755 "$scratch"
+trap 'rm -rf "$scratch"' EXIT
+prefix=$scratch/prefix
+unset OPENND_CATALOG
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name opennd.pc | head -n1)")
+
+echo "-- pkg-config: $(pkg-config --modversion opennd)"
+g++ -std=c++17 -Wall -Wextra -Werror "$root/examples/hello.cpp" $(pkg-config --cflags --libs opennd) -o "$scratch/hello"
+
+# A provider installed into the prefix's catalog with the prefix's ndinstall.
+# The test provider is copied into the prefix so its directory is not world-writable.
+mkdir -p "$prefix/lib/opennd-test"
+cp "$build/test-providers/libndloopback.so" "$prefix/lib/opennd-test/"
+"$prefix/bin/ndinstall" -i "$prefix/lib/opennd-test/libndloopback.so" --name loopback \
+  --guid '{4F70656E-4E44-4C6F-6F70-6261636B0001}' --description "test provider"
+"$prefix/bin/ndinstall" -l
+out=$("$scratch/hello")
+echo "$out"
+grep -q "127.0.0.1" <<<"$out" || { echo "hello did not see the provider installed in its prefix" >&2; exit 1; }
+"$prefix/bin/ndinfo" >/dev/null
+"$prefix/bin/ndinfo" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(p["usable"] for p in d["providers"]), d'
+"$prefix/bin/ndinstall" -r loopback
+
+# find_package(OpenND) from a consumer project.
+mkdir -p "$scratch/consumer"
+cat >"$scratch/consumer/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(consumer CXX)
+find_package(OpenND REQUIRED)
+add_executable(hello $root/examples/hello.cpp)
+target_link_libraries(hello PRIVATE OpenND::opennd)
+CMAKE
+cmake -S "$scratch/consumer" -B "$scratch/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$scratch/consumer/build" >/dev/null
+"$scratch/consumer/build/hello" >/dev/null
+echo "-- install checks passed"

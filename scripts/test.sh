@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds and runs every OpenND test: the normal build, the same suite under
+# ASan+UBSan, the concurrency tests under TSan, and the install/packaging
+# checks. Exit 0 only if all pass. This is what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=$(nproc)
+bash scripts/deps.sh
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "build (RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+step "tests"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
+
+step "install and packaging checks"
+bash scripts/check-install.sh build
+
+step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=address,undefined -DOPENND_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+step "tests under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
+
+step "build with ThreadSanitizer"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_win32 test_kit
+step "concurrency tests under TSan"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 -R '^(Win32|Overlapped|CompletionQueue|Port|Event|Wait)'
+
+echo
+echo "all test stages passed"

@@ -1,0 +1,264 @@
+// Loopback provider child objects: memory region, loopback queue pair,
+// connector and listener. Each keeps its adapter alive (ComPtr).
+#include "objects.h"
+
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "loopback.h"
+#include "opennd/kit/com.h"
+#include "opennd/kit/completion_queue.h"
+#include "opennd/kit/overlapped.h"
+
+namespace loopback {
+namespace kit = opennd::kit;
+
+namespace {
+
+class MemoryRegion : public kit::Unknown<IND2MemoryRegion> {
+public:
+    MemoryRegion(IND2Adapter *adapter, HANDLE file) : adapter_(adapter, true), requests_(file) {}
+    bool Valid() const { return requests_.Valid(); }
+
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
+        return requests_.Result(ov, wait);
+    }
+    HRESULT STDMETHODCALLTYPE Register(const VOID *buf, SIZE_T len, ULONG flags, OVERLAPPED *ov) override {
+        if (!buf && len) return ND_ACCESS_VIOLATION;
+        if (len > (SIZE_T(1) << 40)) return ND_INVALID_PARAMETER;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (registered_) return ND_INVALID_DEVICE_STATE;
+        registered_ = true;
+        local_ = RandomToken();
+        remote_ = RandomToken();
+        if (flags & kLoopbackInline) return ND_SUCCESS;  // skip-on-success: nothing is posted
+        return requests_.CompleteNow(ov, ND_SUCCESS);
+    }
+    HRESULT STDMETHODCALLTYPE Deregister(OVERLAPPED *ov) override {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!registered_) return ND_INVALID_DEVICE_STATE;
+        registered_ = false;
+        return requests_.CompleteNow(ov, ND_SUCCESS);
+    }
+    UINT32 STDMETHODCALLTYPE GetLocalToken() override { return local_; }
+    UINT32 STDMETHODCALLTYPE GetRemoteToken() override { return remote_; }
+
+private:
+    kit::ComPtr<IND2Adapter> adapter_;
+    kit::OverlappedRequests requests_;
+    std::mutex mu_;
+    bool registered_ = false;
+    uint32_t local_ = 0, remote_ = 0;
+};
+
+// A queue pair whose Sends land in its own posted Receives.
+class QueuePair : public kit::Unknown<IND2QueuePair> {
+public:
+    QueuePair(IND2Adapter *adapter, kit::CompletionQueue *rcq, kit::CompletionQueue *icq, void *context, ULONG rdepth,
+              ULONG idepth, ULONG rsge, ULONG isge)
+        : adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), context_(context), rdepth_(rdepth),
+          idepth_(idepth), rsge_(rsge), isge_(isge) {}
+
+    HRESULT STDMETHODCALLTYPE Flush() override {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const Recv &r : receives_) Complete(rcq_.get(), r.context, Nd2RequestTypeReceive, ND_CANCELED, 0, false);
+        receives_.clear();
+        return ND_SUCCESS;
+    }
+    HRESULT STDMETHODCALLTYPE Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) override {
+        if (flags & ~(ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_SEND_AND_SOLICIT_EVENT |
+                      ND_OP_FLAG_INLINE))
+            return ND_INVALID_PARAMETER_4;
+        if (nsge > isge_ && !(flags & ND_OP_FLAG_INLINE)) return ND_DATA_OVERRUN;
+        if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (receives_.empty()) {
+            Complete(icq_.get(), ctx, Nd2RequestTypeSend, ND_IO_TIMEOUT, 0, false);
+            return ND_SUCCESS;
+        }
+        Recv r = receives_.front();
+        receives_.pop_front();
+        size_t len = 0;
+        for (ULONG i = 0; i < nsge; ++i) len += sge[i].BufferLength;
+        size_t room = 0;
+        for (const auto &s : r.sge) room += s.BufferLength;
+        if (len > room) {
+            Complete(rcq_.get(), r.context, Nd2RequestTypeReceive, ND_BUFFER_OVERFLOW, 0, false);
+            Complete(icq_.get(), ctx, Nd2RequestTypeSend, ND_REMOTE_ERROR, 0, false);
+            return ND_SUCCESS;
+        }
+        size_t di = 0, doff = 0;
+        for (ULONG i = 0; i < nsge; ++i) {
+            const char *src = static_cast<const char *>(sge[i].Buffer);
+            size_t left = sge[i].BufferLength;
+            while (left) {
+                size_t n = std::min(left, r.sge[di].BufferLength - doff);
+                std::memcpy(static_cast<char *>(r.sge[di].Buffer) + doff, src, n);
+                src += n, left -= n, doff += n;
+                if (doff == r.sge[di].BufferLength) ++di, doff = 0;
+            }
+        }
+        Complete(rcq_.get(), r.context, Nd2RequestTypeReceive, ND_SUCCESS, static_cast<ULONG>(len),
+                 (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0);
+        if (!(flags & ND_OP_FLAG_SILENT_SUCCESS)) Complete(icq_.get(), ctx, Nd2RequestTypeSend, ND_SUCCESS, 0, false);
+        return ND_SUCCESS;
+    }
+    HRESULT STDMETHODCALLTYPE Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) override {
+        if (nsge > rsge_) return ND_DATA_OVERRUN;
+        if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
+        receives_.push_back({ctx, std::vector<ND2_SGE>(sge, sge + nsge)});
+        return ND_SUCCESS;
+    }
+    HRESULT STDMETHODCALLTYPE Bind(VOID *, IUnknown *, IUnknown *, const VOID *, SIZE_T, ULONG) override {
+        return ND_NOT_SUPPORTED;
+    }
+    HRESULT STDMETHODCALLTYPE Invalidate(VOID *, IUnknown *, ULONG) override { return ND_NOT_SUPPORTED; }
+    HRESULT STDMETHODCALLTYPE Read(VOID *, const ND2_SGE[], ULONG, UINT64, UINT32, ULONG) override {
+        return ND_NOT_SUPPORTED;
+    }
+    HRESULT STDMETHODCALLTYPE Write(VOID *, const ND2_SGE[], ULONG, UINT64, UINT32, ULONG) override {
+        return ND_NOT_SUPPORTED;
+    }
+
+private:
+    struct Recv {
+        void *context;
+        std::vector<ND2_SGE> sge;
+    };
+    void Complete(kit::CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type, HRESULT status, ULONG bytes,
+                  bool solicited) {
+        ND2_RESULT r{status, bytes, context_, ctx, type};
+        cq->Push(r, solicited);
+    }
+    void OnFinalRelease() override { Flush(); }
+
+    kit::ComPtr<IND2Adapter> adapter_;
+    kit::ComPtr<kit::CompletionQueue> rcq_, icq_;
+    void *context_;
+    ULONG rdepth_, idepth_, rsge_, isge_;
+    std::mutex mu_;
+    std::deque<Recv> receives_;
+};
+
+class Connector : public kit::Unknown<IND2Connector> {
+public:
+    Connector(IND2Adapter *adapter, HANDLE file) : adapter_(adapter, true), requests_(file) {}
+    bool Valid() const { return requests_.Valid(); }
+
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
+        return requests_.Result(ov, wait);
+    }
+    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *, ULONG) override { return ND_NOT_SUPPORTED; }
+    HRESULT STDMETHODCALLTYPE Connect(IUnknown *, const sockaddr *, ULONG, ULONG, ULONG, const VOID *, ULONG,
+                                      OVERLAPPED *) override {
+        return ND_NOT_SUPPORTED;
+    }
+    HRESULT STDMETHODCALLTYPE CompleteConnect(OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE Accept(IUnknown *, ULONG, ULONG, const VOID *, ULONG, OVERLAPPED *) override {
+        return ND_CONNECTION_INVALID;
+    }
+    HRESULT STDMETHODCALLTYPE Reject(const VOID *, ULONG) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE GetReadLimits(ULONG *, ULONG *) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE GetPrivateData(VOID *, ULONG *) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *, ULONG *) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE GetPeerAddress(sockaddr *, ULONG *) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE NotifyDisconnect(OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
+    HRESULT STDMETHODCALLTYPE Disconnect(OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
+
+private:
+    kit::ComPtr<IND2Adapter> adapter_;
+    kit::OverlappedRequests requests_;
+};
+
+// Listens on its addresses; no connection ever arrives, so its
+// GetConnectionRequests stay pending until cancelled or the listener goes.
+class Listener : public kit::Unknown<IND2Listener> {
+public:
+    Listener(IND2Adapter *adapter, HANDLE file, std::vector<kit::IpAddress> addrs)
+        : adapter_(adapter, true), requests_(file), addresses_(std::move(addrs)) {}
+    bool Valid() const { return requests_.Valid(); }
+
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
+        return requests_.Result(ov, wait);
+    }
+    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *sa, ULONG cb) override {
+        if (!kit::IsIpSockaddr(sa, cb)) return ND_INVALID_ADDRESS;
+        bool ours = kit::IsWildcard(sa);
+        for (const auto &a : addresses_) ours = ours || kit::SameIp(a.sa(), sa);
+        if (!ours) return ND_INVALID_ADDRESS;
+        kit::FromSockaddr(sa, cb, &bound_);
+        if (kit::Port(bound_.sa()) == 0) kit::SetPort(bound_.sa(), 49152);
+        return ND_SUCCESS;
+    }
+    HRESULT STDMETHODCALLTYPE Listen(ULONG) override {
+        listening_ = true;
+        return ND_SUCCESS;
+    }
+    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *sa, ULONG *pcb) override {
+        if (!pcb) return ND_INVALID_PARAMETER_2;
+        if (!listening_) return ND_INVALID_DEVICE_STATE;
+        if (!sa || *pcb < bound_.length()) {
+            *pcb = bound_.length();
+            return ND_BUFFER_OVERFLOW;
+        }
+        std::memcpy(sa, &bound_.storage, bound_.length());
+        *pcb = bound_.length();
+        return ND_SUCCESS;
+    }
+    HRESULT STDMETHODCALLTYPE GetConnectionRequest(IUnknown *connector, OVERLAPPED *ov) override {
+        if (!connector) return ND_INVALID_PARAMETER_1;
+        return requests_.Begin(ov);
+    }
+
+private:
+    kit::ComPtr<IND2Adapter> adapter_;
+    kit::OverlappedRequests requests_;
+    std::vector<kit::IpAddress> addresses_;
+    kit::IpAddress bound_;
+    bool listening_ = false;
+};
+
+template <class T>
+HRESULT HandIfValid(T *obj, REFIID iid, void **pp) {
+    if (!obj->Valid()) {
+        obj->Release();
+        return ND_INVALID_HANDLE;
+    }
+    return kit::Hand(obj, iid, pp);
+}
+
+}  // namespace
+
+HRESULT MakeMemoryRegion(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp) {
+    return HandIfValid(new MemoryRegion(adapter, file), iid, pp);
+}
+
+HRESULT MakeQueuePair(IND2Adapter *adapter, REFIID iid, IUnknown *rcq, IUnknown *icq, void *context, ULONG rdepth,
+                      ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size, void **pp) {
+    kit::CompletionQueue *r = kit::CompletionQueue::FromUnknown(rcq);
+    kit::CompletionQueue *i = kit::CompletionQueue::FromUnknown(icq);
+    if (!r) return ND_INVALID_PARAMETER_2;
+    if (!i) return ND_INVALID_PARAMETER_3;
+    if (rdepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_5;
+    if (idepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_6;
+    if (rsge > kMaxSge) return ND_INVALID_PARAMETER_7;
+    if (isge > kMaxSge) return ND_INVALID_PARAMETER_8;
+    if (inline_size > 256) return ND_INVALID_PARAMETER_9;
+    return kit::Hand(new QueuePair(adapter, r, i, context, rdepth, idepth, rsge, isge), iid, pp);
+}
+
+HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp) {
+    return HandIfValid(new Connector(adapter, file), iid, pp);
+}
+
+HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp, std::vector<kit::IpAddress> addrs) {
+    return HandIfValid(new Listener(adapter, file, std::move(addrs)), iid, pp);
+}
+
+}  // namespace loopback
