@@ -2,42 +2,24 @@
 
 #include <sched.h>
 
-#include <unordered_set>
+#include <algorithm>
+
+#include "opennd/kit/registry.h"
 
 namespace opennd::kit {
 namespace {
-// Live CQs of this provider library, so an interface pointer handed in by the
-// application can be checked before it is used as a kit CQ.
-std::mutex g_registry_mu;
-std::unordered_set<const IND2CompletionQueue *> &Registry() {
-    static auto *set = new std::unordered_set<const IND2CompletionQueue *>;
-    return *set;
-}
+using CqRegistry = Registry<CompletionQueue, IND2CompletionQueue>;
 }  // namespace
 
 CompletionQueue::CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity)
     : requests_(overlapped_file), max_depth_(max_depth), affinity_(affinity), ring_(depth) {
-    std::lock_guard<std::mutex> lock(g_registry_mu);
-    Registry().insert(this);
+    CqRegistry::Add(this);
 }
 
-CompletionQueue::~CompletionQueue() {
-    std::lock_guard<std::mutex> lock(g_registry_mu);
-    Registry().erase(this);
-}
+CompletionQueue::~CompletionQueue() { CqRegistry::Remove(this); }
 
 CompletionQueue *CompletionQueue::FromUnknown(IUnknown *unknown) {
-    if (!unknown) return nullptr;
-    void *p = nullptr;
-    if (FAILED(unknown->QueryInterface(IID_IND2CompletionQueue, &p)) || !p) return nullptr;
-    auto *cq = static_cast<IND2CompletionQueue *>(p);
-    bool ours;
-    {
-        std::lock_guard<std::mutex> lock(g_registry_mu);
-        ours = Registry().count(cq) != 0;
-    }
-    cq->Release();
-    return ours ? static_cast<CompletionQueue *>(cq) : nullptr;
+    return CqRegistry::Find(unknown, IID_IND2CompletionQueue);
 }
 
 bool CompletionQueue::Dead() {
@@ -60,13 +42,13 @@ bool CompletionQueue::TriggeredLocked(ULONG type) const {
 // One trigger releases every armed request, so arming ANY while SOLICITED is
 // armed upgrades the CQ to ANY.
 bool CompletionQueue::AnyTriggeredLocked() const {
-    for (const Armed &a : armed_)
+    for (const ArmedRequest &a : armed_)
         if (TriggeredLocked(a.type)) return true;
     return false;
 }
 
 void CompletionQueue::FireLocked(HRESULT status) {
-    for (const Armed &a : armed_) requests_.Complete(a.ov, status);  // cancelled ones are skipped
+    for (const ArmedRequest &a : armed_) requests_.Complete(a.ov, status);  // cancelled ones are skipped
     armed_.clear();
     notified_ = tail_;
 }
@@ -87,7 +69,26 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     return true;
 }
 
+bool CompletionQueue::Armed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !armed_.empty();
+}
+
+void CompletionQueue::AddPoller(CqPoller *p) {
+    std::lock_guard<std::mutex> lock(pollers_mu_);
+    pollers_.push_back(p);
+}
+
+void CompletionQueue::RemovePoller(CqPoller *p) {
+    std::lock_guard<std::mutex> lock(pollers_mu_);
+    std::erase(pollers_, p);
+}
+
 ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
+    {
+        std::lock_guard<std::mutex> lock(pollers_mu_);
+        for (CqPoller *p : pollers_) p->PollForCq();
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (overrun_) return 0;
     ULONG got = 0;
@@ -98,12 +99,17 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
 HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
     if (type > ND_CQ_NOTIFY_SOLICITED) return ND_INVALID_PARAMETER_1;
     if (!ov) return ND_INVALID_PARAMETER_2;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (overrun_) return ND_BUFFER_OVERFLOW;
-    HRESULT hr = requests_.Begin(ov);
-    if (hr != ND_PENDING) return hr;
-    armed_.push_back({ov, type});
-    if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
+    bool still_armed;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (overrun_) return ND_BUFFER_OVERFLOW;
+        HRESULT hr = requests_.Begin(ov);
+        if (hr != ND_PENDING) return hr;
+        armed_.push_back({ov, type});
+        if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
+        still_armed = !armed_.empty();
+    }
+    if (still_armed) OnArmed();
     return ND_PENDING;
 }
 

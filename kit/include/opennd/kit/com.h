@@ -60,6 +60,14 @@ public:
         return E_NOINTERFACE;
     }
     ULONG STDMETHODCALLTYPE AddRef() override { return refs_.fetch_add(1, std::memory_order_relaxed) + 1; }
+    // AddRef unless the object is already on its way out (count 0): for
+    // threads that find objects through a registry rather than a reference.
+    bool TryAddRef() {
+        ULONG n = refs_.load(std::memory_order_relaxed);
+        while (n != 0)
+            if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acquire, std::memory_order_relaxed)) return true;
+        return false;
+    }
     ULONG STDMETHODCALLTYPE Release() override {
         ULONG left = refs_.fetch_sub(1, std::memory_order_acq_rel) - 1;
         if (left == 0) {

@@ -22,6 +22,17 @@
 
 namespace opennd::kit {
 
+// Something that produces this CQ's entries lazily: GetResults asks every
+// poller to make progress first (a software provider's queue pairs move
+// incoming data when the application polls, with no thread in between).
+class CqPoller {
+public:
+    virtual void PollForCq() = 0;
+
+protected:
+    ~CqPoller() = default;
+};
+
 class CompletionQueue : public Unknown<IND2CompletionQueue> {
 public:
     CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity);
@@ -37,6 +48,12 @@ public:
     // entry is lost and the CQ is dead) or was already dead.
     bool Push(const ND2_RESULT &result, bool solicited = false);
     bool Dead();
+    // True while a Notify is armed and has not fired.
+    bool Armed();
+    // Pollers are called by GetResults, outside the CQ lock. RemovePoller
+    // waits for a poll in progress to finish.
+    void AddPoller(CqPoller *p);
+    void RemovePoller(CqPoller *p);
 
     // IND2Overlapped
     HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;
@@ -47,8 +64,13 @@ public:
     HRESULT STDMETHODCALLTYPE Notify(ULONG type, OVERLAPPED *ov) override;
     ULONG STDMETHODCALLTYPE GetResults(ND2_RESULT results[], ULONG n) override;
 
+protected:
+    // Called (outside the CQ lock) when a Notify was armed and did not fire at
+    // once: a provider with a progress thread wakes it here.
+    virtual void OnArmed() {}
+
 private:
-    struct Armed {
+    struct ArmedRequest {
         OVERLAPPED *ov;
         ULONG type;
     };
@@ -67,7 +89,9 @@ private:
     uint64_t last_solicited_ = 0; // 1 + sequence of the newest solicited entry
     uint64_t last_error_ = 0;     // 1 + sequence of the newest error entry
     bool overrun_ = false;
-    std::vector<Armed> armed_;
+    std::vector<ArmedRequest> armed_;
+    std::mutex pollers_mu_;
+    std::vector<CqPoller *> pollers_;
 };
 
 }  // namespace opennd::kit

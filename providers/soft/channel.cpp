@@ -1,0 +1,122 @@
+#include "channel.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace soft {
+
+std::shared_ptr<Channel> Channel::Create(std::string *error) {
+    std::shared_ptr<Channel> ch(new Channel);
+    ch->fd_ = memfd_create("opennd-channel", MFD_CLOEXEC);
+    if (ch->fd_ < 0 || ftruncate(ch->fd_, kChannelBytes) != 0) {
+        *error = std::string("cannot create the channel: ") + std::strerror(errno);
+        return nullptr;
+    }
+    void *p = mmap(nullptr, kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, ch->fd_, 0);
+    if (p == MAP_FAILED) {
+        *error = std::string("cannot map the channel: ") + std::strerror(errno);
+        return nullptr;
+    }
+    ch->base_ = p;
+    ch->header_ = new (p) ChannelHeader{};
+    ChannelHeader *h = ch->header_;
+    h->magic = kChannelMagic;
+    h->version = kWireVersion;
+    h->header_size = sizeof(ChannelHeader);
+    h->total_size = kChannelBytes;
+    h->ring_slots = kRingSlots;
+    h->slot_size = kSlotSize;
+    h->ring_offset[0] = kChannelHeaderBytes;
+    h->ring_offset[1] = kChannelHeaderBytes + kRingSlots * kSlotSize;
+    h->pid[0] = static_cast<uint32_t>(getpid());
+    ch->rings_[0] = static_cast<char *>(p) + h->ring_offset[0];
+    ch->rings_[1] = static_cast<char *>(p) + h->ring_offset[1];
+    return ch;
+}
+
+std::shared_ptr<Channel> Channel::Attach(int fd, std::string *error) {
+    std::shared_ptr<Channel> ch(new Channel);
+    ch->fd_ = fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != kChannelBytes) {
+        *error = "the peer's channel has the wrong size";
+        return nullptr;
+    }
+    void *p = mmap(nullptr, kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        *error = std::string("cannot map the peer's channel: ") + std::strerror(errno);
+        return nullptr;
+    }
+    ch->base_ = p;
+    ch->header_ = static_cast<ChannelHeader *>(p);
+    ChannelHeader *h = ch->header_;
+    if (h->magic != kChannelMagic || h->version != kWireVersion || h->header_size != sizeof(ChannelHeader) ||
+        h->total_size != kChannelBytes || h->ring_slots != kRingSlots || h->slot_size != kSlotSize ||
+        h->ring_offset[0] != kChannelHeaderBytes || h->ring_offset[1] != kChannelHeaderBytes + kRingSlots * kSlotSize) {
+        *error = "the peer's channel has an unknown layout (version mismatch?)";
+        return nullptr;
+    }
+    h->pid[1] = static_cast<uint32_t>(getpid());
+    ch->rings_[0] = static_cast<char *>(p) + h->ring_offset[0];
+    ch->rings_[1] = static_cast<char *>(p) + h->ring_offset[1];
+    return ch;
+}
+
+Channel::~Channel() {
+    if (base_) munmap(base_, kChannelBytes);
+    if (fd_ >= 0) close(fd_);
+}
+
+MsgHeader *RingProducer::Reserve(uint32_t payload, uint64_t *pos) {
+    uint32_t slots = Channel::SlotsFor(payload);
+    uint64_t offset = head_ % kRingSlots;
+    uint32_t pad = offset + slots > kRingSlots ? static_cast<uint32_t>(kRingSlots - offset) : 0;
+    if (head_ + pad + slots - reaped_ > kRingSlots) return nullptr;
+    if (pad) {
+        MsgHeader *p = ch_->At(ring_, head_);
+        p->type = MsgType::Pad;
+        p->slots = static_cast<uint16_t>(pad);
+        p->length = 0;
+        p->seq.store(static_cast<uint32_t>(head_ + 1), std::memory_order_release);
+        head_ += pad;
+    }
+    MsgHeader *m = ch_->At(ring_, head_);
+    m->slots = static_cast<uint16_t>(slots);
+    m->flags = 0;
+    m->status.store(0, std::memory_order_relaxed);
+    *pos = head_;
+    head_ += slots;
+    return m;
+}
+
+void RingProducer::Publish(MsgHeader *m, uint64_t pos) {
+    // seq_cst: the store must be visible before we read the peer's
+    // wake_wanted flag (Dekker with the consumer going to sleep).
+    m->seq.store(static_cast<uint32_t>(pos + 1), std::memory_order_seq_cst);
+}
+
+MsgHeader *RingConsumer::Peek() {
+    for (;;) {
+        MsgHeader *m = ch_->At(ring_, tail_);
+        if (m->seq.load(std::memory_order_acquire) != static_cast<uint32_t>(tail_ + 1)) return nullptr;
+        if (m->type != MsgType::Pad) return m;
+        uint16_t slots = m->slots;
+        if (slots == 0 || slots > kRingSlots) return nullptr;  // malformed: never loop forever
+        tail_ += slots;
+        ch_->header()->ring[ring_].tail.store(tail_, std::memory_order_release);
+    }
+}
+
+void RingConsumer::Finish(MsgHeader *m, int32_t status) {
+    m->status.store(status, std::memory_order_relaxed);
+    uint16_t slots = m->slots;
+    tail_ += (slots == 0 || slots > kRingSlots) ? 1 : slots;
+    ch_->header()->ring[ring_].tail.store(tail_, std::memory_order_seq_cst);
+}
+
+}  // namespace soft

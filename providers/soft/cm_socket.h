@@ -1,0 +1,36 @@
+// Connection-management transport for peers on the same host: an abstract
+// Unix SOCK_SEQPACKET socket per listening address ("opennd-cm/IP/PORT"),
+// CM messages (wire.h) with file descriptors passed as SCM_RIGHTS, and ND
+// port reservation (a bound TCP socket holds the address and port, so ND and
+// TCP agree on what is in use; port 0 picks from 49152-65535).
+#pragma once
+
+#include <string>
+
+#include "ndspi.h"
+#include "opennd/kit/address.h"
+#include "wire.h"
+
+namespace soft {
+
+// Reserves `want` (port 0: an ephemeral ND port). On success returns the
+// socket and sets *bound. Errors: ND_SHARING_VIOLATION (in use),
+// ND_TOO_MANY_ADDRESSES (no free port), ND_INVALID_ADDRESS (not local).
+int ReservePort(const opennd::kit::IpAddress &want, opennd::kit::IpAddress *bound, HRESULT *hr);
+
+// A listening CM socket for a bound address (wildcard allowed).
+int CmListen(const opennd::kit::IpAddress &bound, int backlog, HRESULT *hr);
+// Connects to the listener for `dest`: its exact address, else a wildcard
+// listener of the same port. -1 with ND_CONNECTION_REFUSED if none.
+int CmConnect(const opennd::kit::IpAddress &dest, HRESULT *hr);
+
+// Sends one message with up to 3 descriptors. False if the peer is gone.
+bool CmSend(int fd, const CmMessage &m, const int *fds = nullptr, int nfds = 0);
+// Receives one message. 1: a valid message (fds filled, *nfds set; the
+// caller owns them); 0: the peer closed; -1: error or a malformed message
+// (any descriptors that came with it are closed).
+int CmRecv(int fd, CmMessage *m, int *fds, int *nfds);
+
+CmMessage NewCmMessage(CmType type);
+
+}  // namespace soft

@@ -1,0 +1,321 @@
+// Connector: the calls an application makes (SPI §3.9, state model §6.9).
+#include "connector.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cm_socket.h"
+#include "soft_limits.h"
+#include "opennd/kit/registry.h"
+#include "srq.h"
+
+namespace soft {
+namespace kit = opennd::kit;
+namespace {
+
+using ConnectorRegistry = kit::Registry<Connector, IND2Connector>;
+
+bool IsLocalAddress(const kit::IpAddress &a) {
+    for (const auto &l : kit::LocalIpAddresses())
+        if (kit::SameIp(l.sa(), a.sa())) return true;
+    return false;
+}
+
+// The local address the kernel would use to reach `dest`.
+bool RouteSource(const kit::IpAddress &dest, kit::IpAddress *out) {
+    int fd = socket(dest.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    kit::IpAddress d = dest;
+    if (kit::Port(d.sa()) == 0) kit::SetPort(d.sa(), 9);
+    socklen_t len = sizeof out->storage;
+    bool ok = connect(fd, d.sa(), d.length()) == 0 && getsockname(fd, out->sa(), &len) == 0;
+    close(fd);
+    if (ok) kit::SetPort(out->sa(), 0);
+    return ok;
+}
+
+}  // namespace
+
+Connector::Connector(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file)
+    : adapter_(adapter, true), engine_(std::move(engine)), requests_(file) {
+    ConnectorRegistry::Add(this);
+}
+
+Connector::~Connector() {
+    ConnectorRegistry::Remove(this);
+    if (port_fd_ >= 0) close(port_fd_);
+}
+
+Connector *Connector::Find(IUnknown *u) { return ConnectorRegistry::Find(u, IID_IND2Connector); }
+
+bool Connector::Fresh() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return state_ == State::Idle;
+}
+
+void Connector::StopWatchingLocked() {
+    if (watched_fd_ >= 0) engine_->Unwatch(watched_fd_);
+    watched_fd_ = -1;
+}
+
+void Connector::OnFinalRelease() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::Connected && conn_) CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
+    if (qp_ && (state_ == State::Connected || state_ == State::Replied || state_ == State::Accepting)) qp_->Close();
+    if (qp_ && state_ == State::Connecting) qp_->Unreserve();
+    StopWatchingLocked();
+    requests_.CancelAll();
+    conn_.reset();  // closes the CM socket: the peer sees the connection end (R140, R143)
+    qp_.reset();
+    state_ = State::Closed;
+}
+
+HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
+    kit::IpAddress want;
+    if (!kit::FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Idle) return ND_INVALID_DEVICE_STATE;
+    if (!kit::IsWildcard(want.sa()) && !IsLocalAddress(want)) return ND_INVALID_ADDRESS;
+    HRESULT hr;
+    int fd = ReservePort(want, &local_, &hr);
+    if (fd < 0) return hr;
+    port_fd_ = fd;
+    state_ = State::Bound;
+    return ND_SUCCESS;
+}
+
+HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG dest_size, ULONG inbound_limit,
+                           ULONG outbound_limit, const VOID *private_data, ULONG private_size, OVERLAPPED *ov) {
+    if (private_size > kAdvertisedPrivateData) return ND_INVALID_BUFFER_SIZE;  // connector stays usable
+    if (private_size && !private_data) return ND_ACCESS_VIOLATION;
+    if (!ov) return ND_INVALID_PARAMETER_8;
+    QueuePair *qp = QueuePair::Find(qp_unknown);
+    if (!qp || qp->engine() != engine_.get()) return ND_INVALID_PARAMETER_1;
+    kit::IpAddress dest;
+    if (!kit::FromSockaddr(dest_sa, dest_size, &dest)) return ND_INVALID_ADDRESS;
+    if (kit::IsWildcard(dest.sa())) return kStatusBadNetworkName;
+    if (kit::Port(dest.sa()) == 0) return ND_INVALID_ADDRESS;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Idle && state_ != State::Bound) return ND_INVALID_DEVICE_STATE;
+    if (!IsLocalAddress(dest)) return ND_HOST_UNREACHABLE;  // other hosts: the TCP path (not yet)
+    if (state_ == State::Idle) {
+        kit::IpAddress src;
+        if (!RouteSource(dest, &src)) return ND_NETWORK_UNREACHABLE;
+        HRESULT hr;
+        int fd = ReservePort(src, &local_, &hr);
+        if (fd < 0) return hr;
+        port_fd_ = fd;
+        state_ = State::Bound;
+    }
+    if (!qp->Reserve()) return ND_CONNECTION_ACTIVE;
+    HRESULT hr = ND_SUCCESS;
+    int cm = CmConnect(dest, &hr);
+    if (cm < 0) {
+        qp->Unreserve();
+        return requests_.CompleteNow(ov, ND_CONNECTION_REFUSED);  // retryable: still Bound
+    }
+    std::string error;
+    auto conn = std::make_shared<Connection>();
+    conn->cm_fd = cm;
+    conn->side = 0;
+    conn->channel = Channel::Create(&error);
+    if (!conn->channel) {
+        qp->Unreserve();
+        return ND_NO_MEMORY;
+    }
+    CmMessage m = NewCmMessage(CmType::Request);
+    m.inbound_read_limit = std::min(inbound_limit, kMaxReadLimit);  // clamped silently (R120)
+    m.outbound_read_limit = std::min(outbound_limit, kMaxReadLimit);
+    m.qp_id = qp->id();
+    m.flags = qp->UsesSrq() ? kCmFlagUsesSrq : 0;
+    std::memcpy(m.peer_address, &local_.storage, local_.length());
+    m.peer_address_len = local_.length();
+    m.private_len = private_size;
+    if (private_size) std::memcpy(m.private_data, private_data, private_size);
+    int ro = engine_->mrs().ReadOnlyFd();
+    int fds[3] = {conn->channel->fd(), engine_->wake_fd(), ro};
+    bool sent = ro >= 0 && CmSend(cm, m, fds, 3);
+    if (ro >= 0) close(ro);
+    if (!sent) {
+        qp->Unreserve();
+        return requests_.CompleteNow(ov, ND_CONNECTION_REFUSED);
+    }
+    hr = requests_.Begin(ov);
+    if (hr != ND_PENDING) {
+        qp->Unreserve();
+        return hr;
+    }
+    conn_ = std::move(conn);
+    qp_ = kit::ComPtr<QueuePair>(qp, true);
+    peer_ = dest;
+    connect_ov_ = ov;
+    have_peer_data_ = false;
+    state_ = State::Connecting;
+    watched_fd_ = cm;
+    engine_->Watch(cm, this);
+    return ND_PENDING;
+}
+
+HRESULT Connector::CompleteConnect(OVERLAPPED *ov) {
+    if (!ov) return ND_INVALID_PARAMETER_1;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Replied) return ND_CONNECTION_INVALID;
+    if (!CmSend(conn_->cm_fd, NewCmMessage(CmType::Ready))) {
+        PeerGoneLocked();
+        return requests_.CompleteNow(ov, ND_CONNECTION_ABORTED);
+    }
+    qp_->SetConnected();
+    state_ = State::Connected;
+    return requests_.CompleteNow(ov, ND_SUCCESS);
+}
+
+HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbound_limit, const VOID *private_data,
+                          ULONG private_size, OVERLAPPED *ov) {
+    if (private_size > kAdvertisedPrivateData) return ND_INVALID_BUFFER_SIZE;
+    if (private_size && !private_data) return ND_ACCESS_VIOLATION;
+    if (!ov) return ND_INVALID_PARAMETER_6;
+    QueuePair *qp = QueuePair::Find(qp_unknown);
+    if (!qp || qp->engine() != engine_.get()) return ND_INVALID_PARAMETER_1;  // R124
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Requested) return ND_CONNECTION_INVALID;
+    if (aborted_) return ND_CONNECTION_ABORTED;
+    if (!qp->Reserve()) return ND_CONNECTION_ACTIVE;
+    inbound_ = std::min({inbound_limit, kMaxReadLimit, peer_msg_.outbound_read_limit});
+    outbound_ = std::min({outbound_limit, kMaxReadLimit, peer_msg_.inbound_read_limit});
+    CmMessage m = NewCmMessage(CmType::Accept);
+    m.inbound_read_limit = inbound_;
+    m.outbound_read_limit = outbound_;
+    m.qp_id = qp->id();
+    m.flags = qp->UsesSrq() ? kCmFlagUsesSrq : 0;
+    std::memcpy(m.peer_address, &local_.storage, local_.length());
+    m.peer_address_len = local_.length();
+    m.private_len = private_size;
+    if (private_size) std::memcpy(m.private_data, private_data, private_size);
+    int ro = engine_->mrs().ReadOnlyFd();
+    int fds[2] = {engine_->wake_fd(), ro};
+    bool sent = ro >= 0 && CmSend(conn_->cm_fd, m, fds, 2);
+    if (ro >= 0) close(ro);
+    if (!sent) {
+        qp->Unreserve();
+        aborted_ = true;
+        return ND_CONNECTION_ABORTED;
+    }
+    HRESULT hr = requests_.Begin(ov);
+    if (hr != ND_PENDING) {
+        qp->Unreserve();
+        return hr;
+    }
+    qp_ = kit::ComPtr<QueuePair>(qp, true);
+    qp->Attach(conn_);  // the first Send may arrive before Ready is read
+    accept_ov_ = ov;
+    state_ = State::Accepting;
+    return ND_PENDING;
+}
+
+HRESULT Connector::Reject(const VOID *private_data, ULONG private_size) {
+    if (private_size > kAdvertisedPrivateData) return ND_INVALID_BUFFER_SIZE;
+    if (private_size && !private_data) return ND_ACCESS_VIOLATION;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Requested && state_ != State::Replied) return ND_CONNECTION_INVALID;
+    if (aborted_) return ND_CONNECTION_ABORTED;
+    CmMessage m = NewCmMessage(CmType::Reject);
+    m.private_len = private_size;
+    if (private_size) std::memcpy(m.private_data, private_data, private_size);
+    CmSend(conn_->cm_fd, m);
+    if (qp_) qp_->Close();
+    StopWatchingLocked();
+    conn_.reset();
+    state_ = State::Closed;
+    return ND_SUCCESS;
+}
+
+HRESULT Connector::GetReadLimits(ULONG *inbound, ULONG *outbound) {
+    std::lock_guard<std::mutex> lock(mu_);
+    switch (state_) {
+    case State::Requested:  // what the active side asked for, within our limits
+        if (inbound) *inbound = std::min(peer_msg_.outbound_read_limit, kMaxReadLimit);
+        if (outbound) *outbound = std::min(peer_msg_.inbound_read_limit, kMaxReadLimit);
+        return ND_SUCCESS;
+    case State::Replied:
+    case State::Accepting:
+    case State::Connected:
+        if (inbound) *inbound = inbound_;
+        if (outbound) *outbound = outbound_;
+        return ND_SUCCESS;
+    default: return ND_CONNECTION_INVALID;
+    }
+}
+
+HRESULT Connector::GetPrivateData(VOID *data, ULONG *size) {
+    if (!size) return ND_INVALID_PARAMETER_2;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!have_peer_data_) return aborted_ ? ND_CONNECTION_ABORTED : ND_CONNECTION_INVALID;
+    ULONG len = peer_msg_.private_len;
+    if (!data || *size < len) {
+        if (data) std::memcpy(data, peer_msg_.private_data, *size);  // partial copy (D14)
+        *size = len;
+        return ND_BUFFER_OVERFLOW;
+    }
+    std::memcpy(data, peer_msg_.private_data, len);
+    *size = len;
+    return ND_SUCCESS;
+}
+
+HRESULT Connector::CopyAddress(const kit::IpAddress &a, sockaddr *out, ULONG *size) {
+    if (!size) return ND_INVALID_PARAMETER_2;
+    if (!out || *size < a.length()) {
+        *size = a.length();
+        return ND_BUFFER_OVERFLOW;
+    }
+    std::memcpy(out, &a.storage, a.length());
+    *size = a.length();
+    return ND_SUCCESS;
+}
+
+HRESULT Connector::GetLocalAddress(sockaddr *address, ULONG *size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::Idle || state_ == State::Closed) return ND_CONNECTION_INVALID;
+    return CopyAddress(local_, address, size);
+}
+
+HRESULT Connector::GetPeerAddress(sockaddr *address, ULONG *size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::Replied && state_ != State::Requested && state_ != State::Accepting &&
+        state_ != State::Connected)
+        return ND_CONNECTION_INVALID;
+    return CopyAddress(peer_, address, size);
+}
+
+HRESULT Connector::NotifyDisconnect(OVERLAPPED *ov) {
+    if (!ov) return ND_INVALID_PARAMETER_1;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::Disconnected) return requests_.CompleteNow(ov, ND_SUCCESS);
+    if (state_ != State::Connected && state_ != State::Accepting && state_ != State::Replied)
+        return ND_CONNECTION_INVALID;
+    HRESULT hr = requests_.Begin(ov);
+    if (hr == ND_PENDING) notify_ovs_.push_back(ov);
+    return hr;
+}
+
+HRESULT Connector::Disconnect(OVERLAPPED *ov) {
+    if (!ov) return ND_INVALID_PARAMETER_1;
+    std::lock_guard<std::mutex> lock(mu_);
+    // After the peer has gone, Disconnect is the application's cleanup: it succeeds.
+    if (state_ == State::Disconnected) return requests_.CompleteNow(ov, ND_SUCCESS);
+    if (state_ != State::Connected) return ND_CONNECTION_INVALID;
+    CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
+    PeerGoneLocked();  // flush (R137) and complete NotifyDisconnect
+    return requests_.CompleteNow(ov, ND_SUCCESS);
+}
+
+HRESULT Connector::CancelOverlappedRequests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::Connecting) AbandonLocked(ND_CANCELED);  // R143
+    notify_ovs_.clear();
+    return requests_.CancelAll();
+}
+
+}  // namespace soft

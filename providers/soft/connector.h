@@ -1,0 +1,103 @@
+// Connection setup and teardown (SPI §6) for the software provider.
+//
+// Same-host peers meet on the listener's CM socket (cm_socket.h). The active
+// side creates the shared channel and sends a Request carrying it, its wake
+// eventfd and its memory-region table (SCM_RIGHTS: only the process that
+// completes this exchange gets them). The passive side answers Accept (with
+// its own eventfd and table) or Reject; CompleteConnect sends Ready. The CM
+// socket stays open for the connection's life: Disconnect, Terminate and the
+// peer's death (EOF) arrive on it, handled by the engine's progress thread.
+//
+// Locking: mu_ guards the state; QP and overlapped calls are made under it
+// (lock order connector -> QP -> CQ; nothing calls back into a connector).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "connection.h"
+#include "engine.h"
+#include "opennd/kit/address.h"
+#include "opennd/kit/com.h"
+#include "opennd/kit/overlapped.h"
+#include "queue_pair.h"
+
+namespace soft {
+
+// A connection request received by a listener, not yet handed to a connector.
+struct ConnRequest {
+    std::shared_ptr<Connection> conn;
+    CmMessage message;
+    opennd::kit::IpAddress local;  // the address it was made to
+};
+
+class Connector : public opennd::kit::Unknown<IND2Connector>, public Watched {
+public:
+    enum class State { Idle, Bound, Connecting, Replied, Requested, Accepting, Connected, Disconnected, Closed };
+
+    Connector(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file);
+    ~Connector() override;
+    bool Valid() const { return requests_.Valid(); }
+    static Connector *Find(IUnknown *u);
+    const Engine *engine() const { return engine_.get(); }
+
+    // Listener side: true if this connector can take a request now.
+    bool Fresh();
+    void Adopt(ConnRequest request);
+
+    // Watched
+    bool TryRef() override { return TryAddRef(); }
+    void Unref() override { Release(); }
+    void OnReadable(int fd) override;
+
+    // IND2Overlapped
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
+        return requests_.Result(ov, wait);
+    }
+    // IND2Connector
+    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *address, ULONG size) override;
+    HRESULT STDMETHODCALLTYPE Connect(IUnknown *qp, const sockaddr *dest, ULONG dest_size, ULONG inbound_limit,
+                                      ULONG outbound_limit, const VOID *private_data, ULONG private_size,
+                                      OVERLAPPED *ov) override;
+    HRESULT STDMETHODCALLTYPE CompleteConnect(OVERLAPPED *ov) override;
+    HRESULT STDMETHODCALLTYPE Accept(IUnknown *qp, ULONG inbound_limit, ULONG outbound_limit,
+                                     const VOID *private_data, ULONG private_size, OVERLAPPED *ov) override;
+    HRESULT STDMETHODCALLTYPE Reject(const VOID *private_data, ULONG private_size) override;
+    HRESULT STDMETHODCALLTYPE GetReadLimits(ULONG *inbound, ULONG *outbound) override;
+    HRESULT STDMETHODCALLTYPE GetPrivateData(VOID *data, ULONG *size) override;
+    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *address, ULONG *size) override;
+    HRESULT STDMETHODCALLTYPE GetPeerAddress(sockaddr *address, ULONG *size) override;
+    HRESULT STDMETHODCALLTYPE NotifyDisconnect(OVERLAPPED *ov) override;
+    HRESULT STDMETHODCALLTYPE Disconnect(OVERLAPPED *ov) override;
+
+private:
+    void OnFinalRelease() override;
+    // requires mu_
+    void HandleMessageLocked(const CmMessage &m, int *fds, int nfds);
+    void HandleClosedLocked();
+    void AbandonLocked(HRESULT connect_status);
+    void PeerGoneLocked();
+    void StopWatchingLocked();
+    HRESULT CopyAddress(const opennd::kit::IpAddress &a, sockaddr *out, ULONG *size);
+
+    opennd::kit::ComPtr<IND2Adapter> adapter_;
+    std::shared_ptr<Engine> engine_;
+    opennd::kit::OverlappedRequests requests_;
+    std::mutex mu_;
+    State state_ = State::Idle;
+    bool aborted_ = false;        // the active side gave up (passive view)
+    bool have_peer_data_ = false; // peer_msg_ holds a request, reply or reject
+    int port_fd_ = -1;            // reservation of local_
+    int watched_fd_ = -1;
+    opennd::kit::IpAddress local_, peer_;
+    std::shared_ptr<Connection> conn_;
+    opennd::kit::ComPtr<QueuePair> qp_;
+    CmMessage peer_msg_{};
+    ULONG inbound_ = 0, outbound_ = 0;  // negotiated read limits
+    OVERLAPPED *connect_ov_ = nullptr, *accept_ov_ = nullptr;
+    std::vector<OVERLAPPED *> notify_ovs_;
+};
+
+}  // namespace soft

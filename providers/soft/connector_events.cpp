@@ -1,0 +1,144 @@
+// Connector: what arrives on the CM socket (run by the engine's progress
+// thread), and handing a listener's request to a connector.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "cm_socket.h"
+#include "connector.h"
+#include "soft_limits.h"
+
+namespace soft {
+
+void Connector::Adopt(ConnRequest request) {
+    std::lock_guard<std::mutex> lock(mu_);
+    conn_ = std::move(request.conn);
+    peer_msg_ = request.message;
+    have_peer_data_ = true;
+    local_ = request.local;
+    peer_ = opennd::kit::IpAddress{};
+    opennd::kit::FromSockaddr(reinterpret_cast<const sockaddr *>(peer_msg_.peer_address), peer_msg_.peer_address_len,
+                              &peer_);
+    state_ = State::Requested;
+    watched_fd_ = conn_->cm_fd;
+    engine_->Watch(watched_fd_, this);
+}
+
+void Connector::OnReadable(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd != watched_fd_ || !conn_) return;
+    for (;;) {
+        CmMessage m;
+        int fds[3], nfds = 0;
+        int r = CmRecv(fd, &m, fds, &nfds);
+        if (r == -2) return;  // nothing more for now
+        if (r <= 0) {
+            HandleClosedLocked();
+            return;
+        }
+        HandleMessageLocked(m, fds, nfds);
+        for (int i = 0; i < nfds; ++i)
+            if (fds[i] >= 0) close(fds[i]);
+        if (watched_fd_ < 0) return;
+    }
+}
+
+// A message from the peer. Descriptors the handler keeps are set to -1.
+void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
+    switch (state_) {
+    case State::Connecting:
+        if (m.type == CmType::Accept && nfds == 2) {
+            std::string error;
+            if (!conn_->SetPeer(static_cast<pid_t>(m.pid), m.qp_id, fds[0], fds[1], &error)) {
+                fds[0] = fds[1] = -1;  // owned by conn_ now
+                AbandonLocked(ND_CONNECTION_REFUSED);
+                return;
+            }
+            fds[0] = fds[1] = -1;
+            conn_->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
+            peer_msg_ = m;
+            have_peer_data_ = true;
+            // The passive side's final limits: what it serves is what we may issue.
+            inbound_ = m.outbound_read_limit;
+            outbound_ = m.inbound_read_limit;
+            qp_->Attach(conn_);
+            state_ = State::Replied;
+            requests_.Complete(connect_ov_, ND_SUCCESS);
+        } else if (m.type == CmType::Reject) {
+            peer_msg_ = m;
+            have_peer_data_ = true;  // the reject's private data is readable
+            AbandonLocked(ND_CONNECTION_REFUSED);
+        } else {
+            AbandonLocked(ND_CONNECTION_REFUSED);
+        }
+        return;
+    case State::Accepting:
+        if (m.type == CmType::Ready) {
+            qp_->SetConnected();
+            state_ = State::Connected;
+            requests_.Complete(accept_ov_, ND_SUCCESS);
+        } else {
+            // The active side rejected our reply (D31) or sent something else.
+            qp_->Close();
+            StopWatchingLocked();
+            state_ = State::Closed;
+            requests_.Complete(accept_ov_, m.type == CmType::Reject ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
+        }
+        return;
+    case State::Connected:
+    case State::Replied:
+        if (m.type == CmType::Disconnect) {
+            PeerGoneLocked();
+        } else if (m.type == CmType::Terminate) {
+            qp_->Fail();  // the peer's request failed: the connection is over
+        }
+        return;
+    default: return;
+    }
+}
+
+// The peer closed the CM socket: it released its connector or died.
+void Connector::HandleClosedLocked() {
+    switch (state_) {
+    case State::Connecting: AbandonLocked(ND_CONNECTION_REFUSED); return;
+    case State::Requested:
+        aborted_ = true;  // Accept and Reject now report ND_CONNECTION_ABORTED
+        StopWatchingLocked();
+        return;
+    case State::Accepting:
+        qp_->Close();
+        StopWatchingLocked();
+        state_ = State::Closed;
+        requests_.Complete(accept_ov_, ND_CONNECTION_ABORTED);
+        return;
+    case State::Replied:
+    case State::Connected: PeerGoneLocked(); return;
+    default: StopWatchingLocked(); return;
+    }
+}
+
+// The attempt failed or was abandoned: the QP is as it was; a refused or
+// rejected attempt may be retried on this connector (still bound).
+void Connector::AbandonLocked(HRESULT connect_status) {
+    StopWatchingLocked();
+    if (qp_) qp_->Unreserve();
+    qp_.reset();
+    conn_.reset();
+    OVERLAPPED *ov = connect_ov_;
+    connect_ov_ = nullptr;
+    state_ = connect_status == ND_CONNECTION_REFUSED ? State::Bound : State::Closed;
+    if (ov) requests_.Complete(ov, connect_status);
+}
+
+// The connection is over (either side): everything on the QP completes
+// ND_CANCELED (COMPAT) and NotifyDisconnect fires.
+void Connector::PeerGoneLocked() {
+    StopWatchingLocked();
+    if (qp_) qp_->Close();
+    state_ = State::Disconnected;
+    for (OVERLAPPED *ov : notify_ovs_) requests_.Complete(ov, ND_SUCCESS);
+    notify_ovs_.clear();
+}
+
+}  // namespace soft

@@ -1,0 +1,24 @@
+// Logging for the software provider, in the same form as libopennd's
+// ("opennd: ..." on stderr), honouring OPENND_LOG (0 silent ... 4 debug).
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace soft {
+inline int LogLevel() {
+    static const int level = [] {
+        const char *s = std::getenv("OPENND_LOG");
+        return s && *s ? std::atoi(s) : 2;
+    }();
+    return level;
+}
+}  // namespace soft
+
+#define OPENND_SOFT_LOG(...)                                         \
+    do {                                                             \
+        if (::soft::LogLevel() >= 2) {                               \
+            std::fprintf(stderr, "opennd: ndsoft: " __VA_ARGS__);    \
+            std::fputc('\n', stderr);                                \
+        }                                                            \
+    } while (0)

@@ -1,0 +1,86 @@
+// The per-adapter engine of the software provider: the memory-region table
+// it publishes to peers, the eventfd peers write to wake it, and the progress
+// thread.
+//
+// The progress thread sleeps in epoll on the CM sockets (connection events,
+// peer death), the wake eventfd and, while any CQ has an armed Notify, polls
+// every queue pair so that completions arrive without the application
+// polling. While nothing is armed, peers never make a system call to wake it:
+// the application's own GetResults moves the data.
+//
+// Lifetime: the adapter and every child object hold a shared_ptr to the
+// engine. Watched objects are registered by raw pointer and found again with
+// TryAddRef, so the thread never keeps an object alive that the application
+// has released; objects unregister in their destructors.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "mr_table.h"
+
+namespace soft {
+
+// Something with a CM socket the progress thread watches.
+class Watched {
+public:
+    virtual bool TryRef() = 0;
+    virtual void Unref() = 0;
+    virtual void OnReadable(int fd) = 0;
+
+protected:
+    ~Watched() = default;
+};
+
+// Something the progress thread polls while notifications are armed.
+class Pollable {
+public:
+    virtual bool TryRef() = 0;
+    virtual void Unref() = 0;
+    virtual void Poll() = 0;
+    // Sets or clears "wake me" in its channel.
+    virtual void WantWakeups(bool on) = 0;
+    virtual bool NotifyArmed() = 0;
+
+protected:
+    ~Pollable() = default;
+};
+
+class Engine {
+public:
+    static std::shared_ptr<Engine> Create();
+    ~Engine();
+
+    MrTable &mrs() { return mrs_; }
+    int wake_fd() const { return wake_fd_; }
+    uint64_t NextQpId() { return next_qp_id_.fetch_add(1) + 1; }
+
+    // fd must stay open until Unwatch returns.
+    void Watch(int fd, Watched *w);
+    void Unwatch(int fd);
+    void AddPollable(Pollable *p);
+    void RemovePollable(Pollable *p);
+    // Wakes the progress thread to look again (a Notify was armed).
+    void Kick();
+
+private:
+    Engine() = default;
+    void Run();
+    void PollAll(bool armed_changed, bool armed);
+
+    MrTable mrs_;
+    int wake_fd_ = -1;
+    int epoll_fd_ = -1;
+    std::atomic<uint64_t> next_qp_id_{0};
+    std::mutex mu_;  // guards watched_ and pollables_
+    std::unordered_map<int, Watched *> watched_;
+    std::vector<Pollable *> pollables_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+}  // namespace soft

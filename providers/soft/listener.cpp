@@ -1,0 +1,183 @@
+#include "listener.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "cm_socket.h"
+#include "soft_limits.h"
+
+namespace soft {
+namespace kit = opennd::kit;
+
+Listener::Listener(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file)
+    : adapter_(adapter, true), engine_(std::move(engine)), requests_(file) {}
+
+Listener::~Listener() {
+    if (port_fd_ >= 0) close(port_fd_);
+}
+
+void Listener::CloseLocked() {
+    if (cm_fd_ >= 0) {
+        engine_->Unwatch(cm_fd_);
+        close(cm_fd_);
+        cm_fd_ = -1;
+    }
+    for (auto &[fd, unused] : handshaking_) {
+        engine_->Unwatch(fd);
+        close(fd);
+    }
+    handshaking_.clear();
+    backlog_queue_.clear();  // their CM sockets close: the active sides see a refusal
+    waiting_.clear();
+    requests_.CancelAll();   // pending GetConnectionRequests: ND_CANCELED (L10, R150)
+}
+
+void Listener::OnFinalRelease() {
+    std::lock_guard<std::mutex> lock(mu_);
+    CloseLocked();
+}
+
+HRESULT Listener::Bind(const sockaddr *address, ULONG size) {
+    kit::IpAddress want;
+    if (!kit::FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (port_fd_ >= 0) return ND_INVALID_DEVICE_STATE;
+    if (!kit::IsWildcard(want.sa())) {
+        bool local = false;
+        for (const auto &l : kit::LocalIpAddresses()) local = local || kit::SameIp(l.sa(), want.sa());
+        if (!local) return ND_INVALID_ADDRESS;
+    }
+    HRESULT hr;
+    int fd = ReservePort(want, &bound_, &hr);
+    if (fd < 0) return hr;
+    port_fd_ = fd;
+    return ND_SUCCESS;
+}
+
+HRESULT Listener::Listen(ULONG backlog) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (port_fd_ < 0) return ND_INVALID_DEVICE_STATE;
+    if (listening_) {
+        backlog_ = backlog;
+        return ND_SUCCESS;
+    }
+    HRESULT hr;
+    int fd = CmListen(bound_, 128, &hr);
+    if (fd < 0) return hr == ND_SHARING_VIOLATION ? hr : ND_INSUFFICIENT_RESOURCES;
+    cm_fd_ = fd;
+    backlog_ = backlog;  // 0: no limit (R147)
+    listening_ = true;
+    engine_->Watch(cm_fd_, this);
+    return ND_SUCCESS;
+}
+
+HRESULT Listener::GetLocalAddress(sockaddr *address, ULONG *size) {
+    if (!size) return ND_INVALID_PARAMETER_2;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!listening_) return ND_INVALID_DEVICE_STATE;  // R148
+    if (!address || *size < bound_.length()) {
+        *size = bound_.length();
+        return ND_BUFFER_OVERFLOW;
+    }
+    std::memcpy(address, &bound_.storage, bound_.length());
+    *size = bound_.length();
+    return ND_SUCCESS;
+}
+
+HRESULT Listener::GetConnectionRequest(IUnknown *connector_unknown, OVERLAPPED *ov) {
+    Connector *connector = Connector::Find(connector_unknown);
+    if (!connector || connector->engine() != engine_.get()) return ND_INVALID_PARAMETER_1;
+    if (!ov) return ND_INVALID_PARAMETER_2;
+    if (!connector->Fresh()) return ND_INVALID_DEVICE_STATE;
+    std::lock_guard<std::mutex> lock(mu_);
+    HRESULT hr = requests_.Begin(ov);
+    if (hr != ND_PENDING) return hr;
+    waiting_.push_back({kit::ComPtr<Connector>(connector, true), ov});
+    MatchLocked();
+    return ND_PENDING;
+}
+
+HRESULT Listener::CancelOverlappedRequests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_.clear();
+    return requests_.CancelAll();
+}
+
+// Each incoming request completes exactly one waiting GetConnectionRequest (R149).
+void Listener::MatchLocked() {
+    while (!backlog_queue_.empty() && !waiting_.empty()) {
+        Waiting w = std::move(waiting_.front());
+        waiting_.pop_front();
+        if (!requests_.IsPending(w.ov) || !w.connector->Fresh()) continue;  // cancelled meanwhile
+        w.connector->Adopt(std::move(backlog_queue_.front()));
+        backlog_queue_.pop_front();
+        requests_.Complete(w.ov, ND_SUCCESS);
+    }
+}
+
+void Listener::OnReadable(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd == cm_fd_)
+        AcceptAllLocked();
+    else if (handshaking_.count(fd))
+        ReadRequestLocked(fd);
+}
+
+void Listener::AcceptAllLocked() {
+    for (;;) {
+        int fd = accept4(cm_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) return;
+        handshaking_[fd] = true;
+        engine_->Watch(fd, this);
+    }
+}
+
+void Listener::ReadRequestLocked(int fd) {
+    CmMessage m;
+    int fds[3], nfds = 0;
+    int r = CmRecv(fd, &m, fds, &nfds);
+    if (r == -2) return;
+    engine_->Unwatch(fd);
+    handshaking_.erase(fd);
+    auto drop = [&] {
+        for (int i = 0; i < nfds; ++i) close(fds[i]);
+        close(fd);
+    };
+    if (r != 1 || m.type != CmType::Request || nfds != 3) return drop();
+    if (backlog_ != 0 && backlog_queue_.size() >= backlog_) {
+        CmSend(fd, NewCmMessage(CmType::Reject));  // backlog full: refused (retryable)
+        return drop();
+    }
+    std::string error;
+    auto conn = std::make_shared<Connection>();
+    conn->cm_fd = fd;
+    conn->side = 1;
+    conn->channel = Channel::Attach(fds[0], &error);
+    if (!conn->channel) {  // the failed channel closed fds[0]
+        close(fds[1]);
+        close(fds[2]);
+        return;  // conn closes the socket: the active side sees a refusal
+    }
+    if (!conn->SetPeer(static_cast<pid_t>(m.pid), m.qp_id, fds[1], fds[2], &error)) return;
+    conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
+    // The CM socket is blocking for the connector's sends from now on.
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    ConnRequest req{std::move(conn), m, bound_};
+    if (kit::IsWildcard(bound_.sa())) {  // same host: the peer reached us on its own address
+        kit::IpAddress peer;
+        if (kit::FromSockaddr(reinterpret_cast<const sockaddr *>(m.peer_address), m.peer_address_len, &peer) &&
+            peer.family() == bound_.family()) {
+            uint16_t port = kit::Port(bound_.sa());
+            req.local = peer;
+            kit::SetPort(req.local.sa(), port);
+        }
+    }
+    backlog_queue_.push_back(std::move(req));
+    MatchLocked();
+}
+
+}  // namespace soft

@@ -1,0 +1,63 @@
+// Listener: binds an ND address and port, accepts connection requests on
+// its CM socket (progress thread) and hands each to one pending
+// GetConnectionRequest, or holds it in the backlog until one comes.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "connector.h"
+#include "engine.h"
+#include "opennd/kit/address.h"
+#include "opennd/kit/com.h"
+#include "opennd/kit/overlapped.h"
+
+namespace soft {
+
+class Listener : public opennd::kit::Unknown<IND2Listener>, public Watched {
+public:
+    Listener(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file);
+    ~Listener() override;
+    bool Valid() const { return requests_.Valid(); }
+
+    bool TryRef() override { return TryAddRef(); }
+    void Unref() override { Release(); }
+    void OnReadable(int fd) override;
+
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
+        return requests_.Result(ov, wait);
+    }
+    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *address, ULONG size) override;
+    HRESULT STDMETHODCALLTYPE Listen(ULONG backlog) override;
+    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *address, ULONG *size) override;
+    HRESULT STDMETHODCALLTYPE GetConnectionRequest(IUnknown *connector, OVERLAPPED *ov) override;
+
+private:
+    struct Waiting {
+        opennd::kit::ComPtr<Connector> connector;
+        OVERLAPPED *ov;
+    };
+    void OnFinalRelease() override;
+    void AcceptAllLocked();
+    void ReadRequestLocked(int fd);
+    void MatchLocked();
+    void CloseLocked();
+
+    opennd::kit::ComPtr<IND2Adapter> adapter_;
+    std::shared_ptr<Engine> engine_;
+    opennd::kit::OverlappedRequests requests_;
+    std::mutex mu_;
+    int port_fd_ = -1;
+    int cm_fd_ = -1;
+    bool listening_ = false;
+    ULONG backlog_ = 0;
+    opennd::kit::IpAddress bound_;
+    std::map<int, bool> handshaking_;  // accepted CM sockets waiting for their Request
+    std::deque<ConnRequest> backlog_queue_;
+    std::deque<Waiting> waiting_;
+};
+
+}  // namespace soft

@@ -1,0 +1,140 @@
+#include "memory_objects.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "soft_limits.h"
+#include "opennd/kit/registry.h"
+
+namespace soft {
+namespace kit = opennd::kit;
+namespace {
+
+using MrRegistry = kit::Registry<MemoryRegion, IND2MemoryRegion>;
+using MwRegistry = kit::Registry<MemoryWindow, IND2MemoryWindow>;
+
+// True if every page of [p, p+len) is mapped in this process.
+bool Mapped(const void *p, size_t len) {
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t start = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+    uintptr_t end = reinterpret_cast<uintptr_t>(p) + len;
+    if (end < reinterpret_cast<uintptr_t>(p)) return false;  // wraps
+    std::vector<unsigned char> vec(16384);
+    for (uintptr_t at = start; at < end;) {
+        size_t chunk = std::min<size_t>(end - at, vec.size() * page);
+        if (mincore(reinterpret_cast<void *>(at), chunk, vec.data()) != 0) return false;
+        at += chunk;
+    }
+    return true;
+}
+
+}  // namespace
+
+MemoryRegion::MemoryRegion(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file)
+    : adapter_(adapter, true), engine_(std::move(engine)), requests_(file) {
+    MrRegistry::Add(this);
+}
+
+MemoryRegion::~MemoryRegion() {
+    MrRegistry::Remove(this);
+    if (token_) engine_->mrs().Remove(token_);  // released without Deregister (R076)
+}
+
+MemoryRegion *MemoryRegion::Find(IUnknown *u) { return MrRegistry::Find(u, IID_IND2MemoryRegion); }
+
+bool MemoryRegion::Current(MrView *view, uint32_t *token) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!token_) return false;
+    *view = view_;
+    if (token) *token = token_;
+    return true;
+}
+
+HRESULT MemoryRegion::Register(const VOID *buffer, SIZE_T size, ULONG flags, OVERLAPPED *ov) {
+    if (!ov) return ND_INVALID_PARAMETER_4;
+    if (size > kMaxRegistrationSize) return ND_INVALID_PARAMETER;
+    if (!buffer || !Mapped(buffer, size)) return ND_ACCESS_VIOLATION;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (token_) return ND_INVALID_DEVICE_STATE;  // one buffer per region (R070)
+    MrView v;
+    v.address = reinterpret_cast<uint64_t>(buffer);
+    v.length = size;
+    if (flags & ND_MR_FLAG_ALLOW_LOCAL_WRITE) v.rights |= kRightLocalWrite;
+    if (flags & ND_MR_FLAG_ALLOW_REMOTE_READ) v.rights |= kRightRemoteRead;
+    if (flags & 0x4) v.rights |= kRightRemoteWrite | kRightLocalWrite;  // D04: REMOTE_WRITE is 0x5
+    if (flags & ND_MR_FLAG_RDMA_READ_SINK) v.rights |= kRightReadSink;
+    uint32_t token = engine_->mrs().Add(v);
+    if (!token) return ND_INSUFFICIENT_RESOURCES;
+    token_ = token;
+    view_ = v;
+    // Done now, reported as pending: what ND applications expect (COMPAT).
+    return requests_.CompleteNow(ov, ND_SUCCESS);
+}
+
+HRESULT MemoryRegion::Deregister(OVERLAPPED *ov) {
+    if (!ov) return ND_INVALID_PARAMETER_1;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!token_) return ND_INVALID_DEVICE_STATE;
+    if (windows_.load() > 0) return ND_DEVICE_BUSY;
+    engine_->mrs().Remove(token_);
+    token_ = 0;
+    view_ = MrView{};
+    return requests_.CompleteNow(ov, ND_SUCCESS);
+}
+
+UINT32 MemoryRegion::GetLocalToken() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return token_;
+}
+
+UINT32 MemoryRegion::GetRemoteToken() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ToWireToken(token_);
+}
+
+MemoryWindow::MemoryWindow(IND2Adapter *adapter, std::shared_ptr<Engine> engine)
+    : adapter_(adapter, true), engine_(std::move(engine)) {
+    MwRegistry::Add(this);
+}
+
+MemoryWindow::~MemoryWindow() {
+    MwRegistry::Remove(this);
+    Invalidate();
+}
+
+MemoryWindow *MemoryWindow::Find(IUnknown *u) { return MwRegistry::Find(u, IID_IND2MemoryWindow); }
+
+HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (token_) return ND_INVALID_DEVICE_REQUEST;
+    MrView v;
+    v.rights = rights | kIsWindow;
+    v.address = address;
+    v.length = length;
+    v.qp_id = qp_id;
+    uint32_t token = engine_->mrs().Add(v);
+    if (!token) return ND_INSUFFICIENT_RESOURCES;
+    token_ = token;
+    mr_ = kit::ComPtr<MemoryRegion>(mr, true);
+    mr->WindowBound();
+    return ND_SUCCESS;
+}
+
+bool MemoryWindow::Invalidate() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!token_) return false;
+    engine_->mrs().Remove(token_);
+    token_ = 0;
+    mr_->WindowUnbound();
+    mr_.reset();
+    return true;
+}
+
+UINT32 MemoryWindow::GetRemoteToken() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ToWireToken(token_);
+}
+
+}  // namespace soft

@@ -1,0 +1,76 @@
+// Memory regions and memory windows of the software provider. A region's
+// registration is an entry in the engine's MR table (mr_table.h); so is a
+// bound window, with the QP it was bound through.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "engine.h"
+#include "opennd/kit/com.h"
+#include "opennd/kit/overlapped.h"
+
+namespace soft {
+
+class MemoryRegion : public opennd::kit::Unknown<IND2MemoryRegion> {
+public:
+    MemoryRegion(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file);
+    ~MemoryRegion() override;
+    bool Valid() const { return requests_.Valid(); }
+    static MemoryRegion *Find(IUnknown *u);
+    const Engine *engine() const { return engine_.get(); }
+
+    // The registration, if there is one.
+    bool Current(MrView *view, uint32_t *token);
+    void WindowBound() { windows_.fetch_add(1); }
+    void WindowUnbound() { windows_.fetch_sub(1); }
+
+    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
+    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
+        return requests_.Result(ov, wait);
+    }
+    HRESULT STDMETHODCALLTYPE Register(const VOID *buffer, SIZE_T size, ULONG flags, OVERLAPPED *ov) override;
+    HRESULT STDMETHODCALLTYPE Deregister(OVERLAPPED *ov) override;
+    UINT32 STDMETHODCALLTYPE GetLocalToken() override;
+    UINT32 STDMETHODCALLTYPE GetRemoteToken() override;
+
+private:
+    opennd::kit::ComPtr<IND2Adapter> adapter_;
+    std::shared_ptr<Engine> engine_;
+    opennd::kit::OverlappedRequests requests_;
+    std::mutex mu_;
+    uint32_t token_ = 0;  // 0: not registered
+    MrView view_;
+    std::atomic<int> windows_{0};
+};
+
+class MemoryWindow : public opennd::kit::Unknown<IND2MemoryWindow> {
+public:
+    MemoryWindow(IND2Adapter *adapter, std::shared_ptr<Engine> engine);
+    ~MemoryWindow() override;
+    static MemoryWindow *Find(IUnknown *u);
+    const Engine *engine() const { return engine_.get(); }
+
+    // Binds [address, address+length) of `mr` for `rights` through QP `qp_id`.
+    // ND_INVALID_DEVICE_REQUEST if already bound, ND_INSUFFICIENT_RESOURCES if
+    // the table is full.
+    HRESULT Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id);
+    // False if it was not bound.
+    bool Invalidate();
+
+    UINT32 STDMETHODCALLTYPE GetRemoteToken() override;
+
+private:
+    opennd::kit::ComPtr<IND2Adapter> adapter_;
+    std::shared_ptr<Engine> engine_;
+    std::mutex mu_;
+    uint32_t token_ = 0;
+    opennd::kit::ComPtr<MemoryRegion> mr_;
+};
+
+// ND tokens travel in network byte order (R077).
+inline UINT32 ToWireToken(uint32_t t) { return __builtin_bswap32(t); }
+inline uint32_t FromWireToken(UINT32 t) { return __builtin_bswap32(t); }
+
+}  // namespace soft

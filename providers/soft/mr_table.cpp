@@ -1,0 +1,112 @@
+#include "mr_table.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace soft {
+namespace {
+
+MrEntry *Entries(const void *base) {
+    return reinterpret_cast<MrEntry *>(static_cast<char *>(const_cast<void *>(base)) + sizeof(MrTableHeader));
+}
+
+template <class T>
+T Load(const T &v) {
+    return __atomic_load_n(&v, __ATOMIC_RELAXED);
+}
+template <class T>
+void Store(T &v, T x) {
+    __atomic_store_n(&v, x, __ATOMIC_RELAXED);
+}
+
+uint16_t RandomBits() {
+    uint16_t r = 0;
+    while (r == 0)
+        if (getrandom(&r, sizeof r, 0) != sizeof r) r = 0;
+    return r;
+}
+
+}  // namespace
+
+bool MrTableView::Lookup(uint32_t token, MrView *out) const {
+    if (!base_ || token == 0) return false;
+    uint32_t slot = token & (kMrTableEntries - 1);
+    const MrEntry &e = Entries(base_)[slot];
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        uint32_t v1 = e.version.load(std::memory_order_acquire);
+        if (v1 & 1) continue;
+        uint32_t t = Load(e.token);
+        MrView view{Load(e.rights), Load(e.address), Load(e.length), Load(e.qp_id)};
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (e.version.load(std::memory_order_relaxed) != v1) continue;
+        if (t != token) return false;
+        *out = view;
+        return true;
+    }
+    return false;  // an owner stuck mid-update: treat as invalid
+}
+
+MrTable::MrTable() {
+    fd_ = memfd_create("opennd-mr-table", MFD_CLOEXEC);
+    if (fd_ < 0) return;
+    if (ftruncate(fd_, kMrTableBytes) != 0) return;
+    void *p = mmap(nullptr, kMrTableBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) return;
+    base_ = p;
+    auto *h = static_cast<MrTableHeader *>(base_);
+    h->magic = kMrTableMagic;
+    h->version = kWireVersion;
+    h->entry_size = sizeof(MrEntry);
+    h->entries = kMrTableEntries;
+    h->pid = static_cast<uint32_t>(getpid());
+    view_ = MrTableView(base_, kMrTableBytes);
+    free_.reserve(kMrTableEntries);
+    for (uint32_t s = kMrTableEntries - 1; s >= 1; --s) free_.push_back(s);  // slot 0 unused
+}
+
+MrTable::~MrTable() {
+    if (base_) munmap(base_, kMrTableBytes);
+    if (fd_ >= 0) close(fd_);
+}
+
+void MrTable::Write(uint32_t slot, uint32_t token, const MrView &e) {
+    MrEntry &m = Entries(base_)[slot];
+    m.version.fetch_add(1, std::memory_order_relaxed);  // odd: changing
+    std::atomic_thread_fence(std::memory_order_release);
+    Store(m.token, token);
+    Store(m.rights, e.rights);
+    Store(m.address, e.address);
+    Store(m.length, e.length);
+    Store(m.qp_id, e.qp_id);
+    m.version.fetch_add(1, std::memory_order_release);  // even: published
+}
+
+uint32_t MrTable::Add(const MrView &entry) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!base_ || free_.empty()) return 0;
+    uint32_t slot = free_.back();
+    free_.pop_back();
+    uint32_t token = (uint32_t(RandomBits()) << 16) | slot;
+    Write(slot, token, entry);
+    return token;
+}
+
+void MrTable::Remove(uint32_t token) {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint32_t slot = token & (kMrTableEntries - 1);
+    if (!base_ || slot == 0 || Entries(base_)[slot].token != token) return;
+    Write(slot, 0, MrView{});
+    free_.push_back(slot);
+}
+
+int MrTable::ReadOnlyFd() const {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd_);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+}  // namespace soft

@@ -1,0 +1,74 @@
+// The memory-region table: every registered region and bound window of one
+// adapter, in a shared-memory file that the adapter's connected peers map
+// read-only. A peer validates a remote token, range and rights against it
+// before it moves a byte with cross-memory attach; the owner validates local
+// SGEs against the same table.
+//
+// Tokens: the low 16 bits index the table, the high 16 bits are random and
+// change every time a slot is reused, so a token is not guessable and a stale
+// token (after Deregister or Invalidate) never matches a new registration.
+//
+// Writers (the owner) serialise on a mutex; each entry is published under a
+// seqlock so readers in any process see a consistent entry without locking.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "wire.h"
+
+namespace soft {
+
+struct MrView {
+    uint32_t rights = 0;
+    uint64_t address = 0;
+    uint64_t length = 0;
+    uint64_t qp_id = 0;
+
+    bool Covers(uint64_t addr, uint64_t len) const {
+        return addr >= address && len <= length && addr - address <= length - len;
+    }
+};
+
+// Read access to a table, local or a peer's.
+class MrTableView {
+public:
+    MrTableView() = default;
+    MrTableView(const void *base, size_t size) : base_(base), size_(size) {}
+    bool valid() const { return base_ != nullptr; }
+    // The entry for `token`, if the token is current.
+    bool Lookup(uint32_t token, MrView *out) const;
+
+private:
+    const void *base_ = nullptr;
+    size_t size_ = 0;
+};
+
+// The owner's table.
+class MrTable {
+public:
+    MrTable();
+    ~MrTable();
+    MrTable(const MrTable &) = delete;
+    MrTable &operator=(const MrTable &) = delete;
+    bool ok() const { return base_ != nullptr; }
+
+    // A new token for this entry; 0 if the table is full.
+    uint32_t Add(const MrView &entry);
+    // Changes a live entry (window rebinding keeps its slot but not its token).
+    void Remove(uint32_t token);
+    bool Lookup(uint32_t token, MrView *out) const { return view_.Lookup(token, out); }
+    // A read-only descriptor of the table file, for a peer (caller closes it).
+    int ReadOnlyFd() const;
+
+private:
+    void Write(uint32_t slot, uint32_t token, const MrView &e);
+
+    int fd_ = -1;
+    void *base_ = nullptr;
+    MrTableView view_;
+    std::mutex mu_;
+    std::vector<uint32_t> free_;  // free slots (LIFO), requires mu_
+};
+
+}  // namespace soft

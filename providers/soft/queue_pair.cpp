@@ -1,0 +1,228 @@
+// Queue pair: construction, connection life and posting.
+#include <time.h>
+
+#include <cstring>
+
+#include "cm_socket.h"
+#include "soft_limits.h"
+#include "memory_objects.h"
+#include "opennd/kit/registry.h"
+#include "queue_pair.h"
+#include "srq.h"
+
+namespace soft {
+namespace kit = opennd::kit;
+namespace {
+
+using QpRegistry = kit::Registry<QueuePair, IND2QueuePair>;
+constexpr ULONG kSendFlags =
+    ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_SEND_AND_SOLICIT_EVENT | ND_OP_FLAG_INLINE;
+
+}  // namespace
+
+uint64_t NowMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+QueuePair::QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, kit::CompletionQueue *rcq,
+                     kit::CompletionQueue *icq, SharedReceiveQueue *srq, void *context, ULONG rdepth, ULONG idepth,
+                     ULONG rsge, ULONG isge, ULONG inline_size)
+    : adapter_(adapter, true), engine_(std::move(engine)), rcq_(rcq, true), icq_(icq, true),
+      srq_ref_(srq, true), srq_(srq), context_(context), rdepth_(rdepth), idepth_(idepth), rsge_(rsge),
+      isge_(isge), inline_size_(inline_size), id_(engine_->NextQpId()) {
+    QpRegistry::Add(this);
+    rcq_->AddPoller(this);
+    if (icq != rcq) icq_->AddPoller(this);
+    if (srq_) srq_->AddQp(this);
+    engine_->AddPollable(this);
+}
+
+QueuePair::~QueuePair() {
+    engine_->RemovePollable(this);
+    if (srq_) srq_->RemoveQp(this);
+    rcq_->RemovePoller(this);
+    if (icq_.get() != rcq_.get()) icq_->RemovePoller(this);
+    QpRegistry::Remove(this);
+    Close();  // released without Disconnect: implicit flush (R140)
+}
+
+QueuePair *QueuePair::Find(IUnknown *u) { return QpRegistry::Find(u, IID_IND2QueuePair); }
+
+bool QueuePair::Reserve() {
+    if (state() != State::Idle) return false;
+    bool expected = false;
+    return reserved_.compare_exchange_strong(expected, true);
+}
+
+void QueuePair::Unreserve() {
+    if (state() == State::Idle) reserved_ = false;
+}
+
+void QueuePair::Attach(std::shared_ptr<Connection> conn) {
+    int side = conn->side;
+    {
+        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<std::mutex> rx(rx_mu_);
+        conn_ = std::move(conn);
+        producer_ = RingProducer(conn_->channel.get(), side);
+        consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
+    }
+    state_.store(State::Attached, std::memory_order_release);
+    ProgressReceive();
+}
+
+void QueuePair::SetConnected() {
+    State expected = State::Attached;
+    state_.compare_exchange_strong(expected, State::Connected);
+}
+
+void QueuePair::Close() {
+    State s = state();
+    if (s == State::Idle) return;
+    state_.store(State::Closed);
+    {
+        std::lock_guard<std::mutex> tx(tx_mu_);
+        FailLocked(ND_CANCELED);
+        state_.store(State::Closed);
+    }
+    FlushReceives();
+}
+
+void QueuePair::Fail() {
+    State s = state();
+    if (s == State::Idle || s == State::Closed) return;
+    {
+        std::lock_guard<std::mutex> tx(tx_mu_);
+        FailLocked(ND_CANCELED);
+    }
+    FlushReceives();
+    TerminatePeer(ND_CANCELED);
+}
+
+void QueuePair::TerminatePeer(HRESULT why) {
+    std::shared_ptr<Connection> conn;
+    {
+        std::lock_guard<std::mutex> tx(tx_mu_);
+        conn = conn_;
+    }
+    if (!conn) return;
+    CmMessage m = NewCmMessage(CmType::Terminate);
+    m.status = why;
+    CmSend(conn->cm_fd, m);
+}
+
+HRESULT QueuePair::Flush() {
+    Fail();
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline) {
+    if (flags & ~allowed) return bad_flags;
+    if (nsge > isge_ && !(may_inline && (flags & ND_OP_FLAG_INLINE))) return ND_DATA_OVERRUN;
+    State s = state();
+    if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
+    return ND_SUCCESS;
+}
+
+void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
+    ops_.push_back(Op{type, ctx, flags, false, true, status, 0, 0});
+    if (FAILED(status) && state() == State::Connected) FailLocked(status);
+}
+
+HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) {
+    HRESULT hr = CheckInitiator(nsge, flags, kSendFlags, ND_INVALID_PARAMETER_4, true);
+    if (FAILED(hr)) return hr;
+    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+    if ((flags & ND_OP_FLAG_INLINE) && nsge > kMaxSge * 4) return ND_DATA_OVERRUN;
+    uint64_t total = 0;
+    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
+    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
+    bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
+    if (inline_data && total > inline_size_) return ND_BUFFER_OVERFLOW;
+    std::unique_lock<std::mutex> lock(tx_mu_);
+    ReapLocked();
+    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    State s = state();
+    if (s != State::Connected) {
+        PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_CANCELED);
+        EmitLocked();
+        return ND_SUCCESS;
+    }
+    if (!inline_data && !LocalSgesValid(sge, nsge, 0, nullptr)) {
+        PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_ACCESS_VIOLATION);
+        EmitLocked();
+        lock.unlock();
+        FlushReceives();
+        TerminatePeer(ND_ACCESS_VIOLATION);
+        return ND_SUCCESS;
+    }
+    ops_.push_back(Op{Nd2RequestTypeSend, ctx, flags, false, false, ND_PENDING, 0, NowMs()});
+    Op &op = ops_.back();
+    if (backlog_.empty() && TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags))
+        return ND_SUCCESS;
+    Backlog b{first_seq_ + ops_.size() - 1, {}, {}, static_cast<uint32_t>(total), flags};
+    if (inline_data || total <= kInlineThreshold) {
+        b.inline_data.resize(total);  // the caller may reuse an inline buffer at once
+        size_t at = 0;
+        for (ULONG i = 0; i < nsge; ++i) {
+            if (sge[i].BufferLength) std::memcpy(b.inline_data.data() + at, sge[i].Buffer, sge[i].BufferLength);
+            at += sge[i].BufferLength;
+        }
+    } else {
+        b.sge.assign(sge, sge + nsge);
+    }
+    backlog_.push_back(std::move(b));
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
+    if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
+    if (nsge > rsge_) return ND_DATA_OVERRUN;
+    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+    uint64_t total = 0;
+    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
+    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
+    PostedReceive r{ctx, nsge, {}};
+    std::copy(sge, sge + nsge, r.sge);
+    {
+        std::lock_guard<std::mutex> lock(rx_mu_);
+        if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
+        State s = state();
+        if (s == State::Error || s == State::Closed) {
+            CompleteReceive(r, ND_CANCELED, 0, false);
+            return ND_SUCCESS;
+        }
+        receives_.push_back(r);
+    }
+    ProgressReceive();  // a Send may be waiting for it
+    return ND_SUCCESS;
+}
+
+bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total) {
+    uint64_t sum = 0;
+    for (ULONG i = 0; i < nsge; ++i) {
+        sum += sge[i].BufferLength;
+        if (sge[i].BufferLength == 0) continue;
+        MrView v;
+        if (!engine_->mrs().Lookup(sge[i].MemoryRegionToken, &v) || (v.rights & kIsWindow)) return false;
+        if (!v.Covers(reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength)) return false;
+        if (need_rights && !(v.rights & need_rights)) return false;
+    }
+    if (total) *total = sum;
+    return true;
+}
+
+void QueuePair::WantWakeups(bool on) {
+    std::shared_ptr<Connection> conn;
+    {
+        std::lock_guard<std::mutex> tx(tx_mu_);
+        conn = conn_;
+    }
+    if (conn) conn->channel->header()->wake_wanted[conn->side].store(on ? 1 : 0, std::memory_order_seq_cst);
+}
+
+bool QueuePair::NotifyArmed() { return rcq_->Armed() || icq_->Armed() || (srq_ && srq_->Armed()); }
+
+}  // namespace soft

@@ -1,0 +1,152 @@
+// The software provider's queue pair: posting (queue_pair.cpp), the data
+// path over the channel (queue_pair_data.cpp) and one-sided operations by
+// cross-memory attach (queue_pair_rdma.cpp).
+//
+// States: Idle (created) -> Attached (channel known, receives may be
+// consumed; at Accept/Connect reply) -> Connected (posting allowed) ->
+// Error (a failed request; everything else completes ND_CANCELED) or Closed
+// (disconnected: everything completes ND_CANCELED). Posting in Error/Closed
+// is accepted and completes ND_CANCELED.
+//
+// Completion order: initiator requests complete in post order (Reads and
+// Writes run at post time but their entries wait behind earlier Sends);
+// receives complete in post order.
+//
+// Locks: tx_mu_ (initiator queue and ring producer), rx_mu_ (receive queue
+// and ring consumer). Never both at once; CQ pushes happen under them
+// (the CQ lock is a leaf).
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "connection.h"
+#include "engine.h"
+#include "opennd/kit/com.h"
+#include "opennd/kit/completion_queue.h"
+
+namespace soft {
+
+class SharedReceiveQueue;
+
+struct PostedReceive {
+    void *context;
+    uint32_t nsge;
+    ND2_SGE sge[16];
+};
+
+class QueuePair : public opennd::kit::Unknown<IND2QueuePair>, public opennd::kit::CqPoller, public Pollable {
+public:
+    enum class State { Idle, Attached, Connected, Error, Closed };
+
+    QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, opennd::kit::CompletionQueue *rcq,
+              opennd::kit::CompletionQueue *icq, SharedReceiveQueue *srq, void *context, ULONG rdepth,
+              ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size);
+    ~QueuePair() override;
+    static QueuePair *Find(IUnknown *u);
+    const Engine *engine() const { return engine_.get(); }
+    uint64_t id() const { return id_; }
+    bool UsesSrq() const { return srq_ != nullptr; }
+    State state() const { return state_.load(std::memory_order_acquire); }
+
+    // Connection life, driven by the connector.
+    bool Reserve();  // Idle -> reserved for one connector; false if in use
+    void Unreserve();
+    void Attach(std::shared_ptr<Connection> conn);
+    void SetConnected();
+    // Everything outstanding completes ND_CANCELED; the QP is done.
+    void Close();
+    // The connection failed (or was flushed): everything outstanding
+    // completes ND_CANCELED and the peer is told to stop.
+    void Fail();
+
+    // IND2QueuePair
+    HRESULT STDMETHODCALLTYPE Flush() override;
+    HRESULT STDMETHODCALLTYPE Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) override;
+    HRESULT STDMETHODCALLTYPE Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) override;
+    HRESULT STDMETHODCALLTYPE Bind(VOID *ctx, IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size,
+                                   ULONG flags) override;
+    HRESULT STDMETHODCALLTYPE Invalidate(VOID *ctx, IUnknown *mw, ULONG flags) override;
+    HRESULT STDMETHODCALLTYPE Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken,
+                                   ULONG flags) override;
+    HRESULT STDMETHODCALLTYPE Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken,
+                                    ULONG flags) override;
+
+    // Progress: CqPoller (application thread) and Pollable (progress thread).
+    void PollForCq() override { Progress(); }
+    void Progress();
+    bool TryRef() override { return TryAddRef(); }
+    void Unref() override { Release(); }
+    void Poll() override { Progress(); }
+    void WantWakeups(bool on) override;
+    bool NotifyArmed() override;
+
+    // Used by the SRQ: a receive posted to it may match a waiting message.
+    void KickReceive() { ProgressReceive(); }
+
+private:
+    struct Op {
+        ND2_REQUEST_TYPE type;
+        void *context;
+        ULONG flags;
+        bool in_ring;     // a Send waiting for the peer to consume it
+        bool done;
+        HRESULT status;
+        uint64_t pos;     // in_ring: its ring position
+        uint64_t posted_ms;
+    };
+    struct Backlog {  // a Send that did not fit in the ring yet
+        uint64_t op_seq;
+        std::vector<ND2_SGE> sge;
+        std::vector<char> inline_data;
+        uint32_t length;
+        ULONG flags;
+    };
+
+    HRESULT CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline);
+    // requires tx_mu_
+    void PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
+    bool TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *inline_data, uint32_t length,
+                              ULONG flags);
+    void ReapLocked();
+    HRESULT ReapConsumedLocked();
+    void EmitLocked();
+    void FailLocked(HRESULT failed_status);
+    bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
+    HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);
+
+    void ProgressSend();
+    void ProgressReceive();
+    bool TakeReceive(PostedReceive *r);
+    void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
+    HRESULT Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
+    void FlushReceives();
+    void TerminatePeer(HRESULT why);
+
+    opennd::kit::ComPtr<IND2Adapter> adapter_;
+    std::shared_ptr<Engine> engine_;
+    opennd::kit::ComPtr<opennd::kit::CompletionQueue> rcq_, icq_;
+    opennd::kit::ComPtr<IND2SharedReceiveQueue> srq_ref_;
+    SharedReceiveQueue *srq_;
+    void *context_;
+    const ULONG rdepth_, idepth_, rsge_, isge_, inline_size_;
+    const uint64_t id_;
+    std::atomic<State> state_{State::Idle};
+    std::atomic<bool> reserved_{false};
+    std::shared_ptr<Connection> conn_;  // set once, at Attach (before state leaves Idle)
+
+    std::mutex tx_mu_;
+    RingProducer producer_;
+    std::deque<Op> ops_;
+    uint64_t first_seq_ = 0;  // sequence number of ops_.front()
+    std::deque<Backlog> backlog_;
+
+    std::mutex rx_mu_;
+    RingConsumer consumer_;
+    std::deque<PostedReceive> receives_;
+};
+
+}  // namespace soft

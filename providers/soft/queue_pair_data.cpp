@@ -1,0 +1,244 @@
+// Queue pair data path: Sends through the channel ring, their completions,
+// the receive side, and failure handling.
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core_log.h"
+#include "soft_limits.h"
+#include "queue_pair.h"
+#include "srq.h"
+
+namespace soft {
+
+uint64_t NowMs();
+
+// ---------------------------------------------------------------- sending
+
+bool QueuePair::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *data, uint32_t length,
+                                     ULONG flags) {
+    bool by_copy = data != nullptr || length <= kInlineThreshold || (flags & ND_OP_FLAG_INLINE);
+    uint32_t payload = by_copy ? length : 0;
+    if (!by_copy)
+        for (ULONG i = 0; i < nsge; ++i)
+            if (sge[i].BufferLength) payload += sizeof(SgeRef);
+    uint64_t pos;
+    MsgHeader *m = producer_.Reserve(payload, &pos);
+    if (!m) return false;
+    char *out = Channel::Payload(m);
+    if (by_copy) {
+        m->type = MsgType::SendInline;
+        if (data) {
+            std::memcpy(out, data, length);
+        } else {
+            for (ULONG i = 0; i < nsge; ++i) {
+                if (sge[i].BufferLength) std::memcpy(out, sge[i].Buffer, sge[i].BufferLength);
+                out += sge[i].BufferLength;
+            }
+        }
+    } else {
+        m->type = MsgType::SendCma;
+        auto *refs = reinterpret_cast<SgeRef *>(out);
+        for (ULONG i = 0; i < nsge; ++i)
+            if (sge[i].BufferLength) *refs++ = SgeRef{reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength};
+    }
+    m->flags = (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) ? kMsgSolicited : 0;
+    m->length = length;
+    producer_.Publish(m, pos);
+    op.in_ring = true;
+    op.pos = pos;
+    conn_->WakePeer();
+    return true;
+}
+
+// Sends the peer has consumed complete with the status it wrote.
+HRESULT QueuePair::ReapConsumedLocked() {
+    if (!conn_) return ND_SUCCESS;
+    uint64_t consumed = producer_.ConsumedUpTo();
+    HRESULT failed = ND_SUCCESS;
+    for (Op &op : ops_) {
+        if (!op.in_ring || op.done) continue;
+        if (op.pos >= consumed) break;
+        op.status = producer_.At(op.pos)->status.load(std::memory_order_relaxed);
+        op.done = true;
+        if (FAILED(op.status) && SUCCEEDED(failed)) failed = op.status;
+    }
+    producer_.Reaped(consumed);
+    return failed;
+}
+
+void QueuePair::ReapLocked() {
+    if (!conn_) return;
+    HRESULT failed = ReapConsumedLocked();
+    // A Send nobody receives: like hardware retry exhaustion (COMPAT).
+    if (SUCCEEDED(failed) && !conn_->peer_uses_srq && state() == State::Connected) {
+        for (Op &op : ops_) {
+            if (op.done || !op.in_ring) continue;
+            if (NowMs() - op.posted_ms > kSendTimeoutMs) {
+                op.status = ND_IO_TIMEOUT;
+                op.done = true;
+                failed = ND_IO_TIMEOUT;
+            }
+            break;
+        }
+    }
+    if (FAILED(failed) && state() == State::Connected) FailLocked(failed);
+}
+
+void QueuePair::EmitLocked() {
+    while (!ops_.empty() && ops_.front().done) {
+        const Op &op = ops_.front();
+        if (FAILED(op.status) || !(op.flags & ND_OP_FLAG_SILENT_SUCCESS)) {
+            ND2_RESULT r{op.status, 0, context_, op.context, op.type};
+            icq_->Push(r);
+        }
+        ops_.pop_front();
+        ++first_seq_;
+    }
+}
+
+void QueuePair::FailLocked(HRESULT) {
+    State s = state();
+    if (s == State::Connected || s == State::Attached) state_.store(State::Error);
+    ReapConsumedLocked();  // what the peer already took keeps its real status
+    for (Op &op : ops_)
+        if (!op.done) {
+            op.done = true;
+            op.status = ND_CANCELED;
+        }
+    backlog_.clear();
+    EmitLocked();
+}
+
+void QueuePair::ProgressSend() {
+    std::unique_lock<std::mutex> lock(tx_mu_, std::try_to_lock);
+    if (!lock.owns_lock() || !conn_) return;
+    bool was_connected = state() == State::Connected;
+    ReapLocked();
+    while (!backlog_.empty() && state() == State::Connected) {
+        Backlog &b = backlog_.front();
+        Op &op = ops_[b.op_seq - first_seq_];
+        const char *data = b.inline_data.empty() ? nullptr : b.inline_data.data();
+        if (data == nullptr && b.length <= kInlineThreshold) data = "";  // zero-length
+        if (!TryPublishSendLocked(op, b.sge.data(), static_cast<ULONG>(b.sge.size()), data, b.length, b.flags)) break;
+        backlog_.pop_front();
+    }
+    EmitLocked();
+    bool failed_now = was_connected && state() == State::Error;
+    lock.unlock();
+    if (failed_now) {
+        FlushReceives();
+        TerminatePeer(ND_IO_TIMEOUT);
+    }
+}
+
+void QueuePair::Progress() {
+    ProgressReceive();
+    ProgressSend();
+}
+
+// -------------------------------------------------------------- receiving
+
+bool QueuePair::TakeReceive(PostedReceive *r) {
+    if (srq_) return srq_->Take(r);
+    if (receives_.empty()) return false;
+    *r = receives_.front();
+    receives_.pop_front();
+    return true;
+}
+
+void QueuePair::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited) {
+    ND2_RESULT res{status, bytes, context_, r.context, Nd2RequestTypeReceive};
+    rcq_->Push(res, solicited);
+}
+
+// Moves one message into a receive: the status of the receive, and
+// *for_sender the status the sender's Send completes with.
+HRESULT QueuePair::Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, int32_t *for_sender) {
+    uint64_t room = 0;
+    *bytes = 0;
+    *for_sender = ND_REMOTE_ERROR;  // unless the delivery works
+    if (!LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, &room)) return ND_ACCESS_VIOLATION;
+    if (m->length > room) return ND_DATA_OVERRUN;  // COMPAT: not ND_BUFFER_OVERFLOW
+    *bytes = m->length;
+    *for_sender = ND_SUCCESS;
+    const char *payload = Channel::Payload(m);
+    if (m->type == MsgType::SendInline) {
+        size_t left = m->length, at = 0;
+        for (uint32_t i = 0; i < r.nsge && left; ++i) {
+            size_t n = std::min<size_t>(left, r.sge[i].BufferLength);
+            std::memcpy(r.sge[i].Buffer, payload + at, n);
+            at += n;
+            left -= n;
+        }
+        return ND_SUCCESS;
+    }
+    // SendCma: pull from the sender's buffers straight into ours.
+    uint32_t nrefs = (m->slots * kSlotSize - sizeof(MsgHeader)) / sizeof(SgeRef);
+    const auto *refs = reinterpret_cast<const SgeRef *>(payload);
+    iovec local[16], remote[64];
+    size_t left = m->length;
+    int nl = 0;
+    for (uint32_t i = 0; i < r.nsge && left && nl < 16; ++i) {
+        size_t n = std::min<size_t>(left, r.sge[i].BufferLength);
+        if (n) local[nl++] = iovec{r.sge[i].Buffer, n};
+        left -= n;
+    }
+    int nr = 0;
+    uint64_t described = 0;
+    for (uint32_t i = 0; i < nrefs && described < m->length && nr < 64; ++i) {
+        remote[nr++] = iovec{reinterpret_cast<void *>(refs[i].address), refs[i].length};
+        described += refs[i].length;
+    }
+    if (described != m->length) {  // malformed message
+        *for_sender = ND_INVALID_DEVICE_REQUEST;
+        return ND_REMOTE_ERROR;
+    }
+    ssize_t got = process_vm_readv(conn_->peer_pid, local, nl, remote, nr, 0);
+    if (got == static_cast<ssize_t>(m->length)) return ND_SUCCESS;
+    if (got < 0 && errno == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
+    *bytes = 0;
+    *for_sender = ND_ACCESS_VIOLATION;  // the sender's buffers could not be read
+    return ND_REMOTE_ERROR;
+}
+
+void QueuePair::ProgressReceive() {
+    std::unique_lock<std::mutex> lock(rx_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    State s = state();
+    if (s != State::Attached && s != State::Connected) return;
+    bool failed = false;
+    while (MsgHeader *m = consumer_.Peek()) {
+        bool well_formed = (m->type == MsgType::SendInline || m->type == MsgType::SendCma) && m->slots >= 1 &&
+                           m->slots <= kRingSlots && m->length <= kMaxTransferLength &&
+                           (m->type != MsgType::SendInline || Channel::SlotsFor(m->length) <= m->slots);
+        if (!well_formed) {
+            failed = true;
+            break;
+        }
+        PostedReceive r;
+        if (!TakeReceive(&r)) break;  // no receive yet: the Send waits (and times out at the sender)
+        ULONG bytes = 0;
+        int32_t for_sender = ND_SUCCESS;
+        HRESULT result = Deliver(m, r, &bytes, &for_sender);
+        CompleteReceive(r, result, bytes, (m->flags & kMsgSolicited) != 0);
+        consumer_.Finish(m, for_sender);
+        conn_->WakePeer();
+        if (FAILED(result)) {
+            failed = true;
+            break;
+        }
+    }
+    lock.unlock();
+    if (failed) Fail();
+}
+
+void QueuePair::FlushReceives() {
+    if (srq_) return;  // an SRQ's receives belong to the SRQ, not to one QP
+    std::lock_guard<std::mutex> lock(rx_mu_);
+    for (const PostedReceive &r : receives_) CompleteReceive(r, ND_CANCELED, 0, false);
+    receives_.clear();
+}
+
+}  // namespace soft

@@ -1,0 +1,188 @@
+// One-sided operations: RDMA Read and Write move data directly between the
+// two processes' registered buffers with cross-memory attach, after checking
+// the token, range and rights against the target's memory-region table. The
+// target's CPU is not involved. Memory-window Bind and Invalidate.
+#include <sys/uio.h>
+
+#include <cerrno>
+
+#include "core_log.h"
+#include "soft_limits.h"
+#include "memory_objects.h"
+#include "queue_pair.h"
+
+namespace soft {
+namespace {
+
+constexpr ULONG kReadFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE;
+constexpr ULONG kWriteFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_INLINE;
+constexpr ULONG kBindFlags =
+    ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE;
+
+// process_vm_readv/writev move at most IOV_MAX segments and may stop short;
+// this finishes the job or reports the errno.
+int MoveAll(pid_t pid, iovec *local, int nl, iovec *remote, int nr, bool write) {
+    size_t want = 0;
+    for (int i = 0; i < nl; ++i) want += local[i].iov_len;
+    size_t done = 0;
+    while (done < want) {
+        ssize_t n = write ? process_vm_writev(pid, local, nl, remote, nr, 0)
+                          : process_vm_readv(pid, local, nl, remote, nr, 0);
+        if (n < 0) return errno;
+        if (n == 0) return EFAULT;
+        done += static_cast<size_t>(n);
+        // Advance both vectors past n bytes.
+        for (iovec *v : {local, remote}) {
+            int &count = v == local ? nl : nr;
+            size_t skip = static_cast<size_t>(n);
+            int i = 0;
+            while (i < count && skip >= v[i].iov_len) skip -= v[i++].iov_len;
+            for (int j = i; j < count; ++j) v[j - i] = v[j];
+            count -= i;
+            if (count > 0) {
+                v[0].iov_base = static_cast<char *>(v[0].iov_base) + skip;
+                v[0].iov_len -= skip;
+            }
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+// Checks and performs one Read or Write; returns its completion status.
+HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write,
+                                ULONG flags) {
+    uint64_t total = 0;
+    bool inline_src = write && (flags & ND_OP_FLAG_INLINE);
+    if (inline_src) {
+        for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
+    } else if (!LocalSgesValid(sge, nsge, write ? 0 : (kRightLocalWrite | kRightReadSink), &total)) {
+        return ND_ACCESS_VIOLATION;
+    }
+    if (total == 0) return ND_SUCCESS;
+    MrView target;
+    uint32_t need = write ? kRightRemoteWrite : kRightRemoteRead;
+    if (!conn_->peer_mrs.Lookup(FromWireToken(rtoken), &target) || !(target.rights & need) ||
+        !target.Covers(raddr, total) || ((target.rights & kIsWindow) && target.qp_id != conn_->peer_qp_id))
+        return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors are access violations
+    iovec local[kMaxSge * 4 + 1], remote[2];
+    int nl = 0;
+    for (ULONG i = 0; i < nsge && nl < static_cast<int>(kMaxSge * 4); ++i)
+        if (sge[i].BufferLength) local[nl++] = iovec{sge[i].Buffer, sge[i].BufferLength};
+    int err;
+    if (write) {
+        // Data lands in address order with the last byte last (applications
+        // spin on it): everything but the last byte, then the last byte.
+        remote[0] = iovec{reinterpret_cast<void *>(raddr), total - 1};
+        remote[1] = iovec{reinterpret_cast<void *>(raddr + total - 1), 1};
+        err = MoveAll(conn_->peer_pid, local, nl, remote, total > 1 ? 2 : 1, true);
+    } else {
+        remote[0] = iovec{reinterpret_cast<void *>(raddr), total};
+        err = MoveAll(conn_->peer_pid, local, nl, remote, 1, false);
+    }
+    if (err == 0) return ND_SUCCESS;
+    if (err == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
+    if (err == ESRCH) return ND_CANCELED;  // the peer is gone
+    return ND_ACCESS_VIOLATION;
+}
+
+HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
+    HRESULT hr = CheckInitiator(nsge, flags, kReadFlags, ND_INVALID_PARAMETER_6, false);
+    if (FAILED(hr)) return hr;
+    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+    std::unique_lock<std::mutex> lock(tx_mu_);
+    ReapLocked();
+    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    HRESULT status = state() == State::Connected ? RemoteAccess(sge, nsge, raddr, rtoken, false, flags) : ND_CANCELED;
+    bool was_connected = state() == State::Connected;
+    PushOpLocked(Nd2RequestTypeRead, ctx, flags, status);
+    EmitLocked();
+    lock.unlock();
+    if (was_connected && FAILED(status)) {
+        FlushReceives();
+        TerminatePeer(status);
+    }
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
+    HRESULT hr = CheckInitiator(nsge, flags, kWriteFlags, ND_INVALID_PARAMETER_6, true);
+    if (FAILED(hr)) return hr;
+    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+    uint64_t total = 0;
+    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
+    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
+    if ((flags & ND_OP_FLAG_INLINE) && (total > inline_size_ || nsge > kMaxSge * 4)) return ND_BUFFER_OVERFLOW;
+    std::unique_lock<std::mutex> lock(tx_mu_);
+    ReapLocked();
+    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    HRESULT status = state() == State::Connected ? RemoteAccess(sge, nsge, raddr, rtoken, true, flags) : ND_CANCELED;
+    bool was_connected = state() == State::Connected;
+    PushOpLocked(Nd2RequestTypeWrite, ctx, flags, status);
+    EmitLocked();
+    lock.unlock();
+    if (was_connected && FAILED(status)) {
+        FlushReceives();
+        TerminatePeer(status);
+    }
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, const VOID *buffer, SIZE_T size,
+                        ULONG flags) {
+    if (flags & ~kBindFlags) return ND_INVALID_PARAMETER_6;
+    MemoryRegion *mr = MemoryRegion::Find(mr_unknown);
+    if (!mr || mr->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
+    MemoryWindow *mw = MemoryWindow::Find(mw_unknown);
+    if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_3;
+    State s = state();
+    if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
+    MrView region;
+    if (!mr->Current(&region, nullptr)) return ND_ACCESS_VIOLATION;
+    if (!region.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
+    if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !(region.rights & kRightLocalWrite)) return ND_ACCESS_VIOLATION;  // R105
+    std::unique_lock<std::mutex> lock(tx_mu_);
+    ReapLocked();
+    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    HRESULT status = ND_CANCELED;
+    bool was_connected = state() == State::Connected;
+    if (was_connected) {
+        uint32_t rights = 0;
+        if (flags & ND_OP_FLAG_ALLOW_READ) rights |= kRightRemoteRead;
+        if (flags & ND_OP_FLAG_ALLOW_WRITE) rights |= kRightRemoteWrite;
+        status = mw->Bind(mr, reinterpret_cast<uint64_t>(buffer), size, rights, id_);
+    }
+    PushOpLocked(Nd2RequestTypeBind, ctx, flags, status);
+    EmitLocked();
+    lock.unlock();
+    if (was_connected && FAILED(status)) {
+        FlushReceives();
+        TerminatePeer(status);
+    }
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
+    if (flags & ~(ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE)) return ND_INVALID_PARAMETER_3;
+    MemoryWindow *mw = MemoryWindow::Find(mw_unknown);
+    if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
+    State s = state();
+    if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
+    std::unique_lock<std::mutex> lock(tx_mu_);
+    ReapLocked();
+    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    HRESULT status = ND_CANCELED;
+    bool was_connected = state() == State::Connected;
+    if (was_connected) status = mw->Invalidate() ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
+    PushOpLocked(Nd2RequestTypeInvalidate, ctx, flags, status);
+    EmitLocked();
+    lock.unlock();
+    if (was_connected && FAILED(status)) {
+        FlushReceives();
+        TerminatePeer(status);
+    }
+    return ND_SUCCESS;
+}
+
+}  // namespace soft

@@ -1,0 +1,27 @@
+// The software provider's advertised limits (ND2_ADAPTER_INFO). They are
+// what the implementation really supports: applications use them as-is.
+#pragma once
+
+#include "ndspi.h"
+#include "wire.h"
+
+namespace soft {
+
+constexpr UINT16 kVendorId = 0x4F4E;  // "ON"
+constexpr UINT16 kDeviceId = 0x0001;
+constexpr UINT64 kAdapterId = 1;      // one adapter serves every local address
+constexpr SIZE_T kMaxRegistrationSize = SIZE_T(1) << 40;
+constexpr ULONG kMaxSge = 16;
+constexpr ULONG kMaxTransferLength = 1u << 30;
+constexpr ULONG kMaxInlineData = kInlineThreshold;
+constexpr ULONG kMaxReadLimit = 128;
+constexpr ULONG kMaxQueueDepth = 16384;
+constexpr ULONG kMaxCqDepth = 1u << 18;
+constexpr ULONG kInlineRequestThreshold = 512;
+constexpr ULONG kLargeRequestThreshold = 16384;
+constexpr ULONG kSendTimeoutMs = 3000;  // a Send nobody receives fails with ND_IO_TIMEOUT
+// Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
+// Windows providers return (COMPAT-NOTES).
+constexpr HRESULT kStatusBadNetworkName = static_cast<HRESULT>(0xC00000CCu);
+
+}  // namespace soft

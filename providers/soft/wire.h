@@ -1,0 +1,149 @@
+// Layouts shared between processes: the connection-management messages sent
+// over the CM socket, the connection's shared-memory channel and the
+// memory-region table a process publishes to its peers. Every layout starts
+// with magic, version and size, and is pinned by static_assert: a change is
+// a version bump, never a silent reinterpretation.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace soft {
+
+constexpr uint16_t kWireVersion = 1;
+
+// ---- connection management (SOCK_SEQPACKET, one message per record) ----
+enum class CmType : uint16_t {
+    Request = 1,   // active -> passive, with fds: channel, wake eventfd, MR table
+    Accept = 2,    // passive -> active, with fds: wake eventfd, MR table
+    Reject = 3,    // either way
+    Ready = 4,     // active -> passive: CompleteConnect (ready to use)
+    Disconnect = 5,
+    Terminate = 6, // a fatal error on the connection (remote access violation)
+};
+
+constexpr uint16_t kCmFlagUsesSrq = 0x1;  // the sender's QP receives through an SRQ
+constexpr uint32_t kCmMagic = 0x4F4E4443;  // "ONDC"
+constexpr uint32_t kMaxPrivateData = 512;
+constexpr uint32_t kAdvertisedPrivateData = 256;  // MaxCallerData and MaxCalleeData
+
+struct CmMessage {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t size;  // sizeof(CmMessage)
+    CmType type;
+    uint16_t flags;            // kCmFlag*
+    uint32_t pid;              // sender's process id
+    uint32_t inbound_read_limit;
+    uint32_t outbound_read_limit;
+    uint64_t qp_id;            // sender's QP identifier (window binding checks)
+    uint64_t mr_table_base;    // reserved (0)
+    uint8_t peer_address[28];  // the address the sender sees itself as (sockaddr_in/_in6)
+    uint32_t peer_address_len;
+    int32_t status;            // Terminate: the error; Reject: 0
+    uint32_t private_len;
+    uint8_t private_data[kMaxPrivateData];
+};
+static_assert(sizeof(CmMessage) == 592, "CmMessage layout is part of the wire protocol");
+static_assert(offsetof(CmMessage, private_data) == 80, "CmMessage layout");
+
+// ---- the connection's shared-memory channel ----
+// Page 0: header. Then ring 0 (active -> passive) and ring 1 (passive -> active).
+constexpr uint32_t kChannelMagic = 0x4F4E4443 ^ 0x01010101;
+constexpr uint32_t kSlotSize = 64;
+constexpr uint32_t kRingSlots = 4096;  // 256 KiB per direction
+
+struct alignas(64) RingControl {
+    std::atomic<uint64_t> head;  // producer: next slot to write
+    char pad0[56];
+    std::atomic<uint64_t> tail;  // consumer: next slot to read; slots below it are consumed
+    char pad1[56];
+};
+static_assert(sizeof(RingControl) == 128, "RingControl layout");
+
+struct alignas(64) ChannelHeader {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t header_size;
+    uint32_t total_size;
+    uint32_t ring_slots;
+    uint32_t slot_size;
+    uint32_t ring_offset[2];
+    uint32_t pid[2];             // 0 = active side, 1 = passive side
+    char pad0[28];
+    std::atomic<uint32_t> wake_wanted[2];  // side s sleeps and wants its eventfd written
+    char pad1[56];
+    RingControl ring[2];
+};
+static_assert(sizeof(ChannelHeader) == 384, "ChannelHeader layout");
+static_assert(offsetof(ChannelHeader, wake_wanted) == 64, "ChannelHeader layout");
+static_assert(offsetof(ChannelHeader, ring) == 128, "ChannelHeader layout");
+constexpr uint32_t kChannelHeaderBytes = 4096;
+constexpr uint32_t kChannelBytes = kChannelHeaderBytes + 2 * kRingSlots * kSlotSize;
+
+enum class MsgType : uint8_t {
+    Pad = 1,        // skip to the end of the ring
+    SendInline = 2, // payload: the data
+    SendCma = 3,    // payload: SgeRef[n] in the sender's address space
+};
+constexpr uint8_t kMsgSolicited = 0x1;
+
+// The first 16 bytes of a message. `seq` is written last by the producer
+// (release) and equals (position + 1) truncated to 32 bits.
+struct MsgHeader {
+    std::atomic<uint32_t> seq;
+    MsgType type;
+    uint8_t flags;
+    uint16_t slots;    // slots this message occupies
+    uint32_t length;   // bytes of data carried (inline) or described (CMA)
+    std::atomic<int32_t> status;  // written by the consumer before it advances tail
+};
+static_assert(sizeof(MsgHeader) == 16, "MsgHeader layout");
+
+struct SgeRef {
+    uint64_t address;
+    uint64_t length;
+};
+static_assert(sizeof(SgeRef) == 16, "SgeRef layout");
+
+constexpr uint32_t kInlineThreshold = 4096;  // larger Sends move by cross-memory attach
+
+// ---- memory-region table (read-only for peers) ----
+// Open addressing on the token. Each entry is written under a seqlock:
+// `version` is odd while the owner changes it; readers retry.
+constexpr uint32_t kMrTableMagic = 0x4F4E444D;  // "ONDM"
+constexpr uint32_t kMrTableEntries = 1u << 16;
+
+enum MrRights : uint32_t {
+    kRightLocalWrite = 0x1,
+    kRightRemoteRead = 0x2,
+    kRightRemoteWrite = 0x4,
+    kRightReadSink = 0x8,
+    kIsWindow = 0x100,
+};
+
+struct MrEntry {
+    std::atomic<uint32_t> version;
+    uint32_t token;   // 0 = free
+    uint32_t rights;  // MrRights
+    uint32_t reserved;
+    uint64_t address;
+    uint64_t length;
+    uint64_t qp_id;   // windows: the QP they are bound through (0 for regions)
+    uint64_t pad;
+};
+static_assert(sizeof(MrEntry) == 48, "MrEntry layout");
+
+struct MrTableHeader {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t entry_size;
+    uint32_t entries;
+    uint32_t pid;
+    char pad[48];
+};
+static_assert(sizeof(MrTableHeader) == 64, "MrTableHeader layout");
+constexpr size_t kMrTableBytes = sizeof(MrTableHeader) + size_t(kMrTableEntries) * sizeof(MrEntry);
+
+}  // namespace soft

@@ -1,0 +1,204 @@
+// The software provider between two processes on this host: connection
+// setup, Send/Receive, RDMA Write and Read, disconnect, peer death.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "support/nd_session.h"
+
+using namespace nd_session;
+namespace kit = opennd::kit;
+
+namespace {
+
+struct Advert {  // what the server tells the client about its buffer
+    uint64_t address;
+    uint32_t token;
+    uint32_t length;
+};
+
+kit::IpAddress Addr(const char *text) {
+    kit::IpAddress a;
+    kit::ParseAddress(text, &a);
+    return a;
+}
+
+// Runs `server` in a child process; returns its pid. The child writes the
+// listening port into the pipe and exits 0 on success.
+template <class F>
+pid_t Spawn(int *port_pipe_read, F server) {
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        alarm(30);  // never outlive the test
+        NdStartup();
+        int rc = server(p[1]) ? 0 : 1;
+        NdCleanup();
+        _exit(rc);
+    }
+    close(p[1]);
+    *port_pipe_read = p[0];
+    return pid;
+}
+
+uint16_t ReadPort(int fd) {
+    uint16_t port = 0;
+    if (read(fd, &port, sizeof port) != sizeof port) port = 0;
+    close(fd);
+    return port;
+}
+
+int Reap(pid_t pid) {
+    int status = 0;
+    for (int i = 0; i < 3000; ++i) {  // 30 s at most
+        if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return 255;
+}
+
+class TwoProcess : public ::testing::TestWithParam<const char *> {
+protected:
+    void SetUp() override { ASSERT_EQ(NdStartup(), S_OK); }
+    void TearDown() override { NdCleanup(); }
+};
+
+// Echo server: returns every message it receives, then serves RDMA on a
+// 64 KiB buffer it advertises in its first message, until the client
+// disconnects.
+bool EchoServer(const char *address, int port_fd) {
+    Endpoint ep;
+    if (!ep.Open(Addr(address))) return false;
+    Buffer msg(65536), rdma(65536);
+    if (!msg.Register(ep) || !rdma.Register(ep)) return false;
+    for (size_t i = 0; i < rdma.bytes.size(); ++i) rdma.bytes[i] = static_cast<char>(i * 7);
+    uint16_t port = 0;
+    if (!ep.Listen(Addr(address), &port)) return false;
+    ND2_SGE rs = msg.Sge();
+    if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;
+    if (write(port_fd, &port, sizeof port) != sizeof port) return false;
+    close(port_fd);
+    if (!ep.Accept("hello", 5)) {
+        std::fprintf(stderr, "server: %s\n", ep.error.c_str());
+        return false;
+    }
+    for (;;) {
+        ND2_RESULT r = ep.Next(20000);
+        if (r.Status == ND_CANCELED) return true;  // the client disconnected
+        if (FAILED(r.Status)) {
+            std::fprintf(stderr, "server: completion %s\n", Status(r.Status).c_str());
+            return false;
+        }
+        if (r.RequestType != Nd2RequestTypeReceive) continue;
+        ULONG n = r.BytesTransferred;
+        if (n == 4 && std::memcmp(msg.bytes.data(), "RDMA", 4) == 0) {
+            Advert a{reinterpret_cast<uint64_t>(rdma.bytes.data()), rdma.mr->GetRemoteToken(), 65536};
+            std::memcpy(msg.bytes.data(), &a, sizeof a);
+            n = sizeof a;
+        }
+        ND2_SGE ss = msg.Sge(0, n);
+        HRESULT hr = ep.qp->Send(nullptr, &ss, 1, 0);
+        ND2_RESULT s = SUCCEEDED(hr) ? ep.Next() : ND2_RESULT{hr, 0, nullptr, nullptr, Nd2RequestTypeSend};
+        if (SUCCEEDED(s.Status) && s.RequestType == Nd2RequestTypeSend) hr = ep.qp->Receive(nullptr, &rs, 1);
+        if (FAILED(hr) || FAILED(s.Status) || s.RequestType != Nd2RequestTypeSend) {
+            std::fprintf(stderr, "server: echo failed: %s / %s (type %d)\n", Status(hr).c_str(),
+                         Status(s.Status).c_str(), s.RequestType);
+            return false;
+        }
+    }
+}
+
+TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
+    const char *address = GetParam();
+    int port_fd;
+    pid_t child = Spawn(&port_fd, [&](int fd) { return EchoServer(address, fd); });
+    ASSERT_GT(child, 0);
+    uint16_t port = ReadPort(port_fd);
+    ASSERT_NE(port, 0);
+
+    Endpoint ep;
+    ASSERT_TRUE(ep.Open(Addr(address))) << ep.error;
+    Buffer out(65536), in(65536);
+    ASSERT_TRUE(out.Register(ep) && in.Register(ep)) << ep.error;
+    ND2_SGE rs = in.Sge();
+    ASSERT_EQ(ep.qp->Receive(nullptr, &rs, 1), ND_SUCCESS);
+    kit::IpAddress dest = Addr(address);
+    kit::SetPort(dest.sa(), port);
+    ASSERT_TRUE(ep.Connect(dest, "hi", 2)) << ep.error;
+    char pd[16] = {};
+    ULONG pdlen = sizeof pd;
+    EXPECT_EQ(ep.connector->GetPrivateData(pd, &pdlen), ND_SUCCESS);
+    EXPECT_GE(pdlen, 5u);
+    EXPECT_EQ(std::string(pd, 5), "hello");
+
+    // Echo of sizes from 0 B through the cross-memory-attach path.
+    for (size_t size : {size_t(0), size_t(1), size_t(8), size_t(4096), size_t(4097), size_t(65536)}) {
+        for (size_t i = 0; i < size; ++i) out.bytes[i] = static_cast<char>(size + i * 13);
+        ND2_SGE ss = out.Sge(0, size);
+        ASSERT_EQ(ep.qp->Send(&out, &ss, size ? 1 : 0, 0), ND_SUCCESS);
+        bool sent = false, received = false;
+        while (!sent || !received) {
+            ND2_RESULT r = ep.Next();
+            ASSERT_EQ(r.Status, ND_SUCCESS) << "size " << size << ": " << Status(r.Status);
+            if (r.RequestType == Nd2RequestTypeSend) sent = true;
+            if (r.RequestType == Nd2RequestTypeReceive) {
+                received = true;
+                EXPECT_EQ(r.BytesTransferred, size);
+            }
+        }
+        EXPECT_EQ(std::memcmp(in.bytes.data(), out.bytes.data(), size), 0) << "size " << size;
+        ASSERT_EQ(ep.qp->Receive(nullptr, &rs, 1), ND_SUCCESS);
+    }
+
+    // Ask for the server's RDMA buffer, then Read it and Write it.
+    std::memcpy(out.bytes.data(), "RDMA", 4);
+    ND2_SGE ss = out.Sge(0, 4);
+    ASSERT_EQ(ep.qp->Send(nullptr, &ss, 1, ND_OP_FLAG_SILENT_SUCCESS), ND_SUCCESS);
+    ND2_RESULT r = ep.Next();
+    ASSERT_EQ(r.Status, ND_SUCCESS);
+    ASSERT_EQ(r.RequestType, Nd2RequestTypeReceive);
+    Advert a;
+    std::memcpy(&a, in.bytes.data(), sizeof a);
+    ND2_SGE spare = out.Sge(0, 64);
+    ASSERT_EQ(ep.qp->Receive(&spare, &spare, 1), ND_SUCCESS);
+    ND2_SGE rd = in.Sge(0, 65536);
+    ASSERT_EQ(ep.qp->Read(nullptr, &rd, 1, a.address, a.token, 0), ND_SUCCESS);
+    r = ep.Next();
+    ASSERT_EQ(r.Status, ND_SUCCESS);
+    EXPECT_EQ(r.RequestType, Nd2RequestTypeRead);
+    for (size_t i = 0; i < 65536; ++i) ASSERT_EQ(in.bytes[i], static_cast<char>(i * 7)) << i;
+    for (size_t i = 0; i < 65536; ++i) out.bytes[i] = static_cast<char>(i * 3 + 1);
+    ND2_SGE wr = out.Sge(0, 65536);
+    ASSERT_EQ(ep.qp->Write(nullptr, &wr, 1, a.address, a.token, 0), ND_SUCCESS);
+    r = ep.Next();
+    ASSERT_EQ(r.Status, ND_SUCCESS);
+    ASSERT_EQ(ep.qp->Read(nullptr, &rd, 1, a.address, a.token, 0), ND_SUCCESS);
+    r = ep.Next();
+    ASSERT_EQ(r.Status, ND_SUCCESS);
+    EXPECT_EQ(std::memcmp(in.bytes.data(), out.bytes.data(), 65536), 0);
+    // Out of range: an access violation completion, and the connection ends.
+    ND2_SGE past = in.Sge(0, 16);
+    ASSERT_EQ(ep.qp->Read(nullptr, &past, 1, a.address + 65536 - 8, a.token, 0), ND_SUCCESS);
+    r = ep.Next();
+    EXPECT_EQ(r.Status, ND_ACCESS_VIOLATION);
+    // The receive still posted completes ND_CANCELED.
+    r = ep.Next();
+    EXPECT_EQ(r.Status, ND_CANCELED);
+    EXPECT_EQ(r.RequestType, Nd2RequestTypeReceive);
+    EXPECT_EQ(r.RequestContext, &spare);
+
+    OVERLAPPED ov{};
+    EXPECT_EQ(ep.Wait(ep.connector, &ov, ep.connector->Disconnect(&ov)), ND_SUCCESS);
+    EXPECT_EQ(Reap(child), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Addresses, TwoProcess, ::testing::Values("127.0.0.1", "::1"));
+
+}  // namespace
