@@ -117,7 +117,7 @@ bool EchoServer(const char *address, int port_fd) {
 
 TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
     const char *address = GetParam();
-    int port_fd;
+    int port_fd = -1;
     pid_t child = Spawn(&port_fd, [&](int fd) { return EchoServer(address, fd); });
     ASSERT_GT(child, 0);
     uint16_t port = ReadPort(port_fd);
