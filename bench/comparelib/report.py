@@ -42,8 +42,8 @@ def table(records, lat_sizes, bw_sizes):
         if all(c == "-" for c in row):
             continue
         lines.append(f"{label:{width}}  " + " ".join(f"{c:>11}" for c in row))
-    lines.append("(medians; libfabric: mean over the run, fi_pingpong reports no median; "
-                 "UCX bandwidth: overall rate)")
+    lines.append("(latency: median, libfabric: mean over the run as fi_pingpong reports no median; "
+                 "bandwidth: ndbaseline median of samples, UCX and ndperf overall rate)")
     failures = [r for r in records if r["status"] != "ok"]
     if failures:
         lines.append("")

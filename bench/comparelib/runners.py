@@ -89,26 +89,57 @@ def ndbaseline_runner(s):
 
 
 # --- HOOK: OpenND's own rows (ndperf) -------------------------------------
-# If the build has an executable bin/ndperf, it is run as `ndperf --json`
-# (OPENND_BENCH_QUICK=1 in its environment in quick mode) and must print the
-# opennd_benchlib JSON document (the shape ndbaseline writes; a result may
-# carry "label" to name its table row). Absent: skipped silently.
+# If the build has an executable bin/ndperf, it runs on this host as
+# `ndperf --local --json -t TESTS -S SIZES` (once for NDPERF_LATENCY at the
+# latency sizes, once for NDPERF_BANDWIDTH at the bandwidth sizes) and its
+# records are merged. Both JSON shapes are read: ndperf's list of
+# {"test", "mode", "size", "median_us", "p99_us", "min_us", "spread", "gbps"}
+# and the opennd_benchlib document ({"results": [...]}, as ndbaseline
+# writes; a result may carry "label"). Absent ndperf: skipped silently.
+
+NDPERF_LATENCY = "send_lat,write_lat,read_lat"
+NDPERF_BANDWIDTH = "send_bw,write_bw,read_bw"
+
+
+def ndperf_records(doc, command):
+    if isinstance(doc, dict):
+        return records_from_bench_json(doc, "ndperf", lambda r: r.get("label") or f"OpenND {r['transport']}",
+                                       command)
+    out = []
+    for r in doc:
+        test, mode = r["test"], r.get("mode", "polling")
+        verb, kind = test.split("_")[0], "latency" if test.endswith("_lat") else "bandwidth"
+        # ndperf's read_lat is a full round trip (one RDMA read); the others half of one.
+        operation = test + (" (full round trip)" if test == "read_lat" else "")
+        label = f"OpenND {verb} ({mode})"
+        if kind == "latency":
+            out.append(record("ndperf", label, "nd", operation, kind, r["size"], r["median_us"], "median",
+                              command=command, p99=r.get("p99_us"), min=r.get("min_us"), spread=r.get("spread"),
+                              iterations=r.get("iters")))
+        else:
+            out.append(record("ndperf", label, "nd", operation, kind, r["size"], r["gbps"], "overall",
+                              command=command, spread=r.get("spread"), iterations=r.get("iters")))
+    return out
+
 
 def ndperf_runner(s):
     exe = s.bin("ndperf")
     if not exe or not os.access(exe, os.X_OK):
         return []
-    cmd = [exe, "--json"]
-    env = dict(os.environ, OPENND_BENCH_QUICK="1" if s.quick else "0")
-    s.log("ndperf --json")
-    rc, stdout, stderr = run(cmd, s.run_timeout * 4, env=env)
-    try:
-        doc = json.loads(stdout)
-    except ValueError:
-        return [record("ndperf", "OpenND ndperf", "-", "all", "latency", 8,
-                       error=f"ndperf failed (exit {rc}): {error_summary(stderr)}", command=cmd)]
-    return records_from_bench_json(doc, "ndperf", lambda r: r.get("label") or f"OpenND {r['transport']}",
-                                   " ".join(cmd))
+    out = []
+    for tests, sizes, kind in ((NDPERF_LATENCY, s.lat_sizes, "latency"), (NDPERF_BANDWIDTH, s.bw_sizes, "bandwidth")):
+        cmd = [exe, "--local", "--json", "-t", tests, "-S", ",".join(map(str, sizes))]
+        if s.quick and kind == "latency":
+            cmd += ["-n", str(s.lat_iters)]
+        s.log("ndperf " + " ".join(cmd[1:]))
+        rc, stdout, stderr = run(cmd, s.run_timeout * 2)
+        try:
+            out += ndperf_records(json.loads(stdout), " ".join(cmd))
+        except (ValueError, KeyError, TypeError):
+            why = error_summary(stderr) if rc is not None else stderr
+            out.append(record("ndperf", "OpenND ndperf", "nd", tests, kind, sizes[0],
+                              error=f"ndperf failed (exit {rc}): {why}", command=cmd))
+    return out
 
 
 # --- libfabric fi_pingpong -------------------------------------------------
