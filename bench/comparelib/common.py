@@ -62,7 +62,7 @@ class Settings:
             self.lat_sizes = [8, 64, 512, 4 * KIB, 64 * KIB, 1 * MIB]
             self.bw_sizes = [4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB, 32 * MIB]
             self.lat_iters = 20000
-            self.bw_budget = 2048 * MIB
+            self.bw_budget = 1024 * MIB
             self.run_timeout = 120
 
     def bw_iters(self, size, lo=20, hi=100000):
