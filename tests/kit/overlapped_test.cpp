@@ -126,11 +126,27 @@ TEST_F(Overlapped, WaitingGetOverlappedResultReturnsOnlyAfterCompletion) {  // R
     // The waiter cannot have returned: the request is still pending.
     EXPECT_EQ(WaitForSingleObject(ov.hEvent, 50), WAIT_TIMEOUT);
     EXPECT_FALSE(returned.load());
-    listener->Release();  // closing the listener cancels its requests (L10)
+    // Completing it (by cancelling) releases the waiter. The waiter uses the
+    // listener, so the listener must stay referenced until it is done.
+    EXPECT_EQ(listener->CancelOverlappedRequests(), ND_SUCCESS);
     waiter.join();
     EXPECT_EQ(result, ND_CANCELED);
     EXPECT_EQ(NextPacket(), &ov);
     CloseHandle(ov.hEvent);
+    listener->Release();
+    connector->Release();
+}
+
+TEST_F(Overlapped, ReleasingAListenerCancelsItsRequests) {  // L10, R150
+    IND2Listener *listener = nullptr;
+    ASSERT_EQ(adapter->CreateListener(IID_IND2Listener, file, reinterpret_cast<void **>(&listener)), ND_SUCCESS);
+    IND2Connector *connector = nullptr;
+    ASSERT_EQ(adapter->CreateConnector(IID_IND2Connector, file, reinterpret_cast<void **>(&connector)), ND_SUCCESS);
+    OVERLAPPED ov{};
+    ASSERT_EQ(listener->GetConnectionRequest(connector, &ov), ND_PENDING);
+    listener->Release();
+    EXPECT_EQ(NextPacket(), &ov);
+    EXPECT_EQ(static_cast<HRESULT>(ov.Internal), ND_CANCELED);
     connector->Release();
 }
 
