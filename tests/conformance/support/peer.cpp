@@ -1,0 +1,122 @@
+// The test-process side of a peer: spawning it, talking to it, reaping it.
+#include "support/peer.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/objects.h"
+
+namespace ndc {
+
+namespace {
+std::vector<std::string> g_peer_args;
+}
+
+void SetPeerArguments(const std::vector<std::string> &args) { g_peer_args = args; }
+
+Peer::~Peer() { Stop(); }
+
+std::string Peer::Start(const IpAddress &address) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair failed";
+    std::vector<std::string> args = g_peer_args;
+    args.push_back("--control-fd");
+    args.push_back(std::to_string(sv[1]));
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return "fork failed";
+    }
+    if (pid == 0) {
+        // Only async-signal-safe calls between fork and exec.
+        fcntl(sv[1], F_SETFD, 0);
+        execv("/proc/self/exe", argv.data());
+        _exit(127);
+    }
+    close(sv[1]);
+    pid_ = pid;
+    ch_.Attach(sv[0]);
+    Msg r = Call(Msg("open").Set("addr", IpText(address)));
+    if (!r.ok()) return "peer could not start: " + r.error();
+    return "";
+}
+
+bool Peer::Post(const Msg &m) {
+    if (pid_ <= 0) return false;
+    return ch_.Send(m);
+}
+
+Msg Peer::Wait(uint64_t ms, bool report) {
+    Msg r;
+    bool closed = false;
+    if (pid_ <= 0) {
+        r = Err("the peer process is not running");
+    } else if (!ch_.Recv(&r, ms ? ms : WaitMs() + 2000, PumpAll, &closed)) {
+        r = Err(closed ? "the peer process went away (crashed or exited)" : "no reply from the peer process in time");
+    }
+    if (r.Has("warn")) Report("peer: " + r.Str("warn"));
+    if (!r.ok() && report) Report("peer: " + r.error());
+    return r;
+}
+
+Msg Peer::Call(const Msg &m, uint64_t ms) {
+    if (!Post(m)) {
+        Msg r = Err("cannot send '" + m.verb() + "' to the peer process");
+        Report(r.error());
+        return r;
+    }
+    Msg r = Wait(ms, false);
+    if (!r.ok()) Report("peer, " + m.verb() + ": " + r.error());
+    return r;
+}
+
+int Peer::Reap(uint64_t ms) {
+    Deadline d(ms);
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) break;
+        if (r < 0) return -1;
+        if (d.Expired()) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, &status, 0);
+            pid_ = -1;
+            return 256;  // did not exit in time
+        }
+        SleepMs(2);
+    }
+    pid_ = -1;
+    return status;
+}
+
+void Peer::Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    int status;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    ch_.Close();
+}
+
+void Peer::Stop() {
+    if (pid_ <= 0) return;
+    pid_t pid = pid_;
+    ch_.Send(Msg("exit"));
+    int status = Reap(WaitMs());
+    ch_.Close();
+    if (status == 256)
+        Report("the peer process (pid " + std::to_string(pid) + ") did not exit; killed");
+    else if (status >= 0 && WIFSIGNALED(status))
+        Report("the peer process died with signal " + std::to_string(WTERMSIG(status)));
+    else if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        Report("the peer process exited with status " + std::to_string(WEXITSTATUS(status)));
+}
+
+}  // namespace ndc
