@@ -63,6 +63,7 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     }
     ring_[tail_ % ring_.size()] = result;
     ++tail_;
+    published_.store(tail_, std::memory_order_release);
     if (FAILED(result.Status)) last_error_ = tail_;
     if (solicited) last_solicited_ = tail_;
     if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
@@ -89,10 +90,12 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
         std::lock_guard<std::mutex> lock(pollers_mu_);
         for (CqPoller *p : pollers_) p->PollForCq();
     }
+    if (published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_relaxed)) return 0;
     std::lock_guard<std::mutex> lock(mu_);
     if (overrun_) return 0;
     ULONG got = 0;
     while (got < n && head_ < tail_) results[got++] = ring_[head_++ % ring_.size()];
+    taken_.store(head_, std::memory_order_relaxed);
     return got;
 }
 

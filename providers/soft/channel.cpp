@@ -67,6 +67,11 @@ std::shared_ptr<Channel> Channel::Attach(int fd, std::string *error) {
     return ch;
 }
 
+void Channel::CloseFd() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+}
+
 Channel::~Channel() {
     if (base_) munmap(base_, kChannelBytes);
     if (fd_ >= 0) close(fd_);

@@ -31,6 +31,7 @@ public:
     ~Channel();
 
     int fd() const { return fd_; }
+    void CloseFd();
     ChannelHeader *header() const { return header_; }
     MsgHeader *At(int ring, uint64_t pos) const {
         return reinterpret_cast<MsgHeader *>(rings_[ring] + (pos % kRingSlots) * kSlotSize);
@@ -81,6 +82,11 @@ public:
     MsgHeader *Peek();
     // Finishes the message returned by Peek with `status`.
     void Finish(MsgHeader *m, int32_t status);
+    uint64_t position() const { return tail_; }
+    // True if a message (or a pad) is published at `pos`: a lock-free hint.
+    bool PublishedAt(uint64_t pos) const {
+        return ch_->At(ring_, pos)->seq.load(std::memory_order_acquire) == static_cast<uint32_t>(pos + 1);
+    }
 
 private:
     Channel *ch_ = nullptr;

@@ -6,47 +6,65 @@
 
 namespace soft {
 
-Connection::~Connection() {
-    if (cm_fd >= 0) close(cm_fd);
-    if (peer_mr_map) munmap(peer_mr_map, kMrTableBytes);
-    if (peer_mr_fd >= 0) close(peer_mr_fd);
-    if (peer_wake_fd >= 0) close(peer_wake_fd);
+PeerEngine::~PeerEngine() {
+    if (mr_map) munmap(mr_map, kMrTableBytes);
+    if (wake_fd >= 0) close(wake_fd);
 }
 
-bool Connection::SetPeer(pid_t pid, uint64_t qp_id, int wake_fd, int mr_fd, std::string *error) {
-    peer_pid = pid;
-    peer_qp_id = qp_id;
-    peer_wake_fd = wake_fd;
-    peer_mr_fd = mr_fd;
+void PeerEngine::Wake() const {
+    uint64_t one = 1;
+    ssize_t n = write(wake_fd, &one, sizeof one);
+    (void)n;
+}
+
+std::shared_ptr<PeerEngine> PeerEngines::Get(int wake_fd, int mr_fd, std::string *error) {
     struct stat st;
     if (mr_fd < 0 || fstat(mr_fd, &st) != 0 || static_cast<size_t>(st.st_size) != kMrTableBytes) {
         *error = "the peer's memory-region table is missing or has the wrong size";
-        return false;
+        if (mr_fd >= 0) close(mr_fd);
+        if (wake_fd >= 0) close(wake_fd);
+        return nullptr;
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_pair(st.st_dev, st.st_ino);
+    if (auto known = known_[key].lock()) {
+        close(mr_fd);
+        close(wake_fd);
+        return known;
+    }
+    auto peer = std::make_shared<PeerEngine>();
+    peer->wake_fd = wake_fd;
     void *p = mmap(nullptr, kMrTableBytes, PROT_READ, MAP_SHARED, mr_fd, 0);
+    close(mr_fd);  // the mapping stays
     if (p == MAP_FAILED) {
         *error = "cannot map the peer's memory-region table";
-        return false;
+        return nullptr;
     }
     auto *h = static_cast<const MrTableHeader *>(p);
     if (h->magic != kMrTableMagic || h->version != kWireVersion || h->entry_size != sizeof(MrEntry) ||
         h->entries != kMrTableEntries) {
         munmap(p, kMrTableBytes);
         *error = "the peer's memory-region table has an unknown layout";
-        return false;
+        return nullptr;
     }
-    peer_mr_map = p;
-    peer_mrs = MrTableView(p, kMrTableBytes);
-    return true;
+    peer->mr_map = p;
+    peer->mrs = MrTableView(p, kMrTableBytes);
+    for (auto it = known_.begin(); it != known_.end();)  // forget peers that are gone
+        it = it->second.expired() ? known_.erase(it) : std::next(it);
+    known_[key] = peer;
+    return peer;
 }
 
-void Connection::WakePeer() const {
-    if (peer_wake_fd < 0 || !channel) return;
-    if (channel->header()->wake_wanted[1 - side].load(std::memory_order_seq_cst)) {
-        uint64_t one = 1;
-        ssize_t n = write(peer_wake_fd, &one, sizeof one);
-        (void)n;
-    }
+Connection::~Connection() {
+    if (cm_fd >= 0) close(cm_fd);
+}
+
+bool Connection::SetPeer(PeerEngines &engines, pid_t pid, uint64_t qp_id, int wake_fd, int mr_fd,
+                         std::string *error) {
+    peer_pid = pid;
+    peer_qp_id = qp_id;
+    peer = engines.Get(wake_fd, mr_fd, error);
+    return peer != nullptr;
 }
 
 }  // namespace soft

@@ -1,12 +1,18 @@
 // What a connected queue pair knows about its peer: the shared channel, the
-// peer's process (for cross-memory attach), its wake eventfd and its
-// memory-region table (mapped read-only). Built by the connector, handed to
-// the queue pair; freed (mappings and descriptors) when both let go.
+// peer's process (for cross-memory attach), and the peer's engine: its wake
+// eventfd and its memory-region table (mapped read-only). Built by the
+// connector, handed to the queue pair; freed when both let go.
+//
+// Peer engines are shared: every connection to the same engine of the same
+// peer process uses one eventfd and one mapping (PeerEngines), so a thousand
+// connections cost a thousand CM sockets, not four thousand descriptors.
 #pragma once
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "channel.h"
@@ -14,27 +20,47 @@
 
 namespace soft {
 
+struct PeerEngine {
+    int wake_fd = -1;
+    void *mr_map = nullptr;
+    MrTableView mrs;
+    ~PeerEngine();
+    void Wake() const;
+};
+
+// The peer engines this engine is connected to, by the identity of their
+// memory-region table file.
+class PeerEngines {
+public:
+    // Takes ownership of both descriptors (closing them if the peer engine
+    // is already known). nullptr with *error on a bad table.
+    std::shared_ptr<PeerEngine> Get(int wake_fd, int mr_fd, std::string *error);
+
+private:
+    std::mutex mu_;
+    std::map<std::pair<dev_t, ino_t>, std::weak_ptr<PeerEngine>> known_;
+};
+
 struct Connection {
     int cm_fd = -1;  // the CM socket (owned): connection events and peer death
     std::shared_ptr<Channel> channel;
-    int side = 0;  // 0 active, 1 passive
+    int side = 0;                // 0 active, 1 passive
     bool peer_uses_srq = false;  // the peer may hold Sends back indefinitely (R048)
     pid_t peer_pid = 0;
     uint64_t peer_qp_id = 0;
-    int peer_wake_fd = -1;
-    int peer_mr_fd = -1;
-    void *peer_mr_map = nullptr;
-    MrTableView peer_mrs;
+    std::shared_ptr<PeerEngine> peer;
 
     Connection() = default;
     Connection(const Connection &) = delete;
     Connection &operator=(const Connection &) = delete;
     ~Connection();
 
-    // Takes ownership of the peer's descriptors and maps its MR table.
-    bool SetPeer(pid_t pid, uint64_t qp_id, int wake_fd, int mr_fd, std::string *error);
+    bool SetPeer(PeerEngines &engines, pid_t pid, uint64_t qp_id, int wake_fd, int mr_fd, std::string *error);
+    const MrTableView &peer_mrs() const { return peer->mrs; }
     // Wakes the peer's progress thread if it asked for it (after publishing).
-    void WakePeer() const;
+    void WakePeer() const {
+        if (channel->header()->wake_wanted[1 - side].load(std::memory_order_seq_cst)) peer->Wake();
+    }
 };
 
 }  // namespace soft

@@ -139,6 +139,7 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
     int fds[3] = {conn->channel->fd(), engine_->wake_fd(), ro};
     bool sent = ro >= 0 && CmSend(cm, m, fds, 3);
     if (ro >= 0) close(ro);
+    conn->channel->CloseFd();  // sent and mapped: not needed any more
     if (!sent) {
         qp->Unreserve();
         return requests_.CompleteNow(ov, ND_CONNECTION_REFUSED);

@@ -50,7 +50,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
     case State::Connecting:
         if (m.type == CmType::Accept && nfds == 2) {
             std::string error;
-            if (!conn_->SetPeer(static_cast<pid_t>(m.pid), m.qp_id, fds[0], fds[1], &error)) {
+            if (!conn_->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[0], fds[1], &error)) {
                 fds[0] = fds[1] = -1;  // owned by conn_ now
                 AbandonLocked(ND_CONNECTION_REFUSED);
                 return;

@@ -1,14 +1,23 @@
 #include "engine.h"
 
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace soft {
 
 std::shared_ptr<Engine> Engine::Create() {
+    // Each connection holds a socket: let a process have as many as it may
+    // (1,000 connections must not run into the default soft limit of 1,024).
+    rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max && lim.rlim_cur < 65536) {
+        lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 65536);
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
     std::shared_ptr<Engine> e(new Engine);
     if (!e->mrs_.ok()) return nullptr;
     e->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "connection.h"
 #include "mr_table.h"
 
 namespace soft {
@@ -56,6 +57,7 @@ public:
     ~Engine();
 
     MrTable &mrs() { return mrs_; }
+    PeerEngines &peers() { return peers_; }
     int wake_fd() const { return wake_fd_; }
     uint64_t NextQpId() { return next_qp_id_.fetch_add(1) + 1; }
 
@@ -73,6 +75,7 @@ private:
     void PollAll(bool armed_changed, bool armed);
 
     MrTable mrs_;
+    PeerEngines peers_;
     int wake_fd_ = -1;
     int epoll_fd_ = -1;
     std::atomic<uint64_t> next_qp_id_{0};

@@ -156,12 +156,13 @@ void Listener::ReadRequestLocked(int fd) {
     conn->cm_fd = fd;
     conn->side = 1;
     conn->channel = Channel::Attach(fds[0], &error);
+    if (conn->channel) conn->channel->CloseFd();  // mapped: the descriptor is no longer needed
     if (!conn->channel) {  // the failed channel closed fds[0]
         close(fds[1]);
         close(fds[2]);
         return;  // conn closes the socket: the active side sees a refusal
     }
-    if (!conn->SetPeer(static_cast<pid_t>(m.pid), m.qp_id, fds[1], fds[2], &error)) return;
+    if (!conn->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[1], fds[2], &error)) return;
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
     // The CM socket is blocking for the connector's sends from now on.
     int flags = fcntl(fd, F_GETFL);

@@ -22,7 +22,7 @@ constexpr ULONG kSendFlags =
 
 uint64_t NowMs() {
     timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // timeouts only: a few ms of resolution is plenty
     return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
 }
 
@@ -128,6 +128,7 @@ HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESUL
 
 void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
     ops_.push_back(Op{type, ctx, flags, false, true, status, 0, 0});
+    ops_count_.store(ops_.size(), std::memory_order_relaxed);
     if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
 
@@ -159,6 +160,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
         return ND_SUCCESS;
     }
     ops_.push_back(Op{Nd2RequestTypeSend, ctx, flags, false, false, ND_PENDING, 0, NowMs()});
+    ops_count_.store(ops_.size(), std::memory_order_relaxed);
     Op &op = ops_.back();
     if (backlog_.empty() && TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags))
         return ND_SUCCESS;

@@ -141,11 +141,13 @@ private:
     std::mutex tx_mu_;
     RingProducer producer_;
     std::deque<Op> ops_;
+    std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()
     std::deque<Backlog> backlog_;
 
     std::mutex rx_mu_;
     RingConsumer consumer_;
+    std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
     std::deque<PostedReceive> receives_;
 };
 

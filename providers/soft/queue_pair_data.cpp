@@ -95,6 +95,7 @@ void QueuePair::EmitLocked() {
         }
         ops_.pop_front();
         ++first_seq_;
+        ops_count_.store(ops_.size(), std::memory_order_relaxed);
     }
 }
 
@@ -112,6 +113,7 @@ void QueuePair::FailLocked(HRESULT) {
 }
 
 void QueuePair::ProgressSend() {
+    if (ops_count_.load(std::memory_order_relaxed) == 0) return;  // nothing outstanding: no lock
     std::unique_lock<std::mutex> lock(tx_mu_, std::try_to_lock);
     if (!lock.owns_lock() || !conn_) return;
     bool was_connected = state() == State::Connected;
@@ -204,10 +206,13 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, i
 }
 
 void QueuePair::ProgressReceive() {
-    std::unique_lock<std::mutex> lock(rx_mu_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
     State s = state();
     if (s != State::Attached && s != State::Connected) return;
+    // conn_ is set before the state leaves Idle (release/acquire on state_).
+    if (!conn_->channel || !RingConsumer(conn_->channel.get(), 1 - conn_->side).PublishedAt(rx_pos_.load(std::memory_order_relaxed)))
+        return;  // nothing new: no lock
+    std::unique_lock<std::mutex> lock(rx_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
     bool failed = false;
     while (MsgHeader *m = consumer_.Peek()) {
         bool well_formed = (m->type == MsgType::SendInline || m->type == MsgType::SendCma) && m->slots >= 1 &&
@@ -230,6 +235,7 @@ void QueuePair::ProgressReceive() {
             break;
         }
     }
+    rx_pos_.store(consumer_.position(), std::memory_order_relaxed);
     lock.unlock();
     if (failed) Fail();
 }

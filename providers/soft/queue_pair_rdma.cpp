@@ -66,7 +66,7 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
 #ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
     need = 0;  // a deliberately broken build, to show that the conformance suite catches it
 #endif
-    if (!conn_->peer_mrs.Lookup(FromWireToken(rtoken), &target) || (need && !(target.rights & need)) ||
+    if (!conn_->peer_mrs().Lookup(FromWireToken(rtoken), &target) || (need && !(target.rights & need)) ||
         !target.Covers(raddr, total) || ((target.rights & kIsWindow) && target.qp_id != conn_->peer_qp_id))
         return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors are access violations
     iovec local[kMaxSge * 4 + 1], remote[2];

@@ -85,6 +85,9 @@ private:
     std::vector<ND2_RESULT> ring_;
     uint64_t head_ = 0;  // sequence number of the oldest queued entry
     uint64_t tail_ = 0;  // sequence number the next entry gets
+    // Copies of tail_ and head_ stored under mu_, read without it: an empty
+    // CQ is seen without taking the lock (the common case when polling).
+    std::atomic<uint64_t> published_{0}, taken_{0};
     uint64_t notified_ = 0;       // entries below this have triggered a notification
     uint64_t last_solicited_ = 0; // 1 + sequence of the newest solicited entry
     uint64_t last_error_ = 0;     // 1 + sequence of the newest error entry
