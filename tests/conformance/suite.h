@@ -92,6 +92,21 @@ protected:
     Node node;
 };
 
+// The groups' fixtures (shared by every file that adds cases to a group;
+// parameterised groups are instantiated once, in their main case file).
+class Overlapped : public NodeTest {};
+class Limits : public NodeTest {};
+class MemoryRegion : public NodeTest {};
+class MemoryWindow : public NodeTest {};
+class CompletionQueue : public NodeTest {};
+class SharedReceiveQueue : public NodeTest {};
+class Scale : public NodeTest {};
+class QueuePair : public AddrTest {};
+class Connection : public AddrTest {};
+class Disconnect : public AddrTest {};
+class RemoteAccess : public AddrTest {};
+class DataIntegrity : public AddrTest {};
+
 // A local QP connected to a peer process that listens and accepts. The
 // peer's end is its connection 0; its QP shape and receives come from
 // `serve` (fields of the peer's "serve" command: recvs, recvsize, rdepth…).

@@ -16,7 +16,6 @@
 namespace ndc {
 namespace {
 
-class Overlapped : public NodeTest {};
 
 // One completion packet from the port (bounded); false if none.
 bool Dequeue(HANDLE port, OVERLAPPED_ENTRY *e, DWORD ms) {

@@ -1,0 +1,378 @@
+// Memory regions (registration lifecycle, several regions on one buffer,
+// limits, deregistration with bound windows, release without Deregister)
+// and memory windows (created invalidated, Bind/Invalidate, tokens, rights,
+// rebinding).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "suite.h"
+
+namespace ndc {
+namespace {
+
+class MemoryWindow : public NodeTest {};
+
+// The peer reads or writes `len` bytes at (raddr, token) through its
+// connection c, into/from its buffer "buf"; the completion status.
+HRESULT PeerRdma(Peer &p, bool write, uint64_t raddr, UINT32 token, uint64_t len, int c = 0) {
+    Msg r = p.Call(Msg(write ? "write" : "read")
+                       .Set("c", c)
+                       .Set("mem", "buf")
+                       .Set("len", len)
+                       .Set("raddr", raddr)
+                       .Set("rtoken", static_cast<uint64_t>(token)));
+    if (!r.ok()) return kHang;
+    if (FAILED(ST(r, "hr"))) return ST(r, "hr");
+    Msg c2 = p.Call(Msg("reap").Set("c", c));
+    if (!c2.ok() || c2.U64("count") != 1) return kHang;
+    return ST(c2, "s0");
+}
+
+HRESULT Register(IND2MemoryRegion *mr, const void *p, size_t len, ULONG flags) {
+    Ov ov;
+    return Finish(mr, &ov, mr->Register(p, len, flags, &ov));
+}
+
+TEST_F(MemoryRegion, SecondRegistrationOnOneRegionRejectedR070) {
+    Mem a(4096), b(4096);
+    Ref<IND2MemoryRegion> mr;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, Register(mr.get(), a.data(), a.size(), kAllRights));
+    HRESULT hr = Register(mr.get(), b.data(), b.size(), kAllRights);
+    EXPECT_TRUE(FAILED(hr)) << "a second buffer was registered on one MR: " << StatusName(hr);
+    // After Deregister the object can register again (derived).
+    Ov ov;
+    ASSERT_ND(ND_SUCCESS, Finish(mr.get(), &ov, mr->Deregister(&ov)));
+    EXPECT_ND(ND_SUCCESS, Register(mr.get(), b.data(), b.size(), kAllRights));
+    ov.Reuse();
+    EXPECT_ND(ND_SUCCESS, Finish(mr.get(), &ov, mr->Deregister(&ov)));
+}
+
+TEST_F(MemoryRegion, RegisterAboveMaxRegistrationSizeR072) {
+    if (node.info.MaxRegistrationSize == SIZE_MAX) GTEST_SKIP() << "skipped: MaxRegistrationSize is unlimited";
+    Mem a(4096);
+    Ref<IND2MemoryRegion> mr;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    EXPECT_ND(ND_INVALID_PARAMETER, Register(mr.get(), a.data(), node.info.MaxRegistrationSize + 1, kAllRights));
+}
+
+TEST_F(MemoryRegion, RegisterInvalidRangeR073) {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void *hole = mmap(nullptr, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(hole, MAP_FAILED);
+    munmap(hole, 4 * page);  // nothing is mapped there now
+    Ref<IND2MemoryRegion> mr;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    EXPECT_ND(ND_ACCESS_VIOLATION, Register(mr.get(), hole, 4 * page, kAllRights)) << "an unmapped range";
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    EXPECT_ND(ND_ACCESS_VIOLATION, Register(mr.get(), nullptr, page, kAllRights)) << "a null buffer";
+    // A range that starts valid and runs into unmapped memory.
+    Mem m(page);
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    void *after = mmap(m.data() + page, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (after != MAP_FAILED) munmap(after, page);
+    if (after == m.data() + page) {
+        EXPECT_ND(ND_ACCESS_VIOLATION, Register(mr.get(), m.data(), 2 * page, kAllRights)) << "runs off the mapping";
+    }
+}
+
+TEST_F(MemoryRegion, UnalignedRegionWorks) {  // §3.5: no alignment rule
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 1).Set("recvsize", 8192));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(8192);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights, 3, 4093));
+    FillPattern(m.data() + 3, 4093, 12);
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 3, 4093));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0)));
+    EXPECT_EQ(r.U64("b0"), 4093u);
+}
+
+// Two QPs of the adapter use one registration (R074); the same buffer in
+// two regions with different rights (R071).
+TEST_F(MemoryRegion, OneBufferSeveralRegionsSeveralQueuePairsR071R074) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    Conn c[2];
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2).Set("recvs", 1).Set("recvsize", 4096)));
+    for (Conn &x : c) {
+        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
+    }
+    PEER_OK(s, peer.Wait());
+    Mem buf(8192);
+    Ref<IND2MemoryRegion> rw, ro;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, rw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, ro.pv()));
+    ASSERT_ND(ND_SUCCESS, Register(rw.get(), buf.data(), buf.size(), kAllRights));
+    ASSERT_ND(ND_SUCCESS,
+              Register(ro.get(), buf.data(), buf.size(), ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ));
+    EXPECT_NE(rw->GetRemoteToken(), ro->GetRemoteToken());
+    // Both QPs send out of the one region.
+    FillPattern(buf.data(), 4096, 3);
+    for (int i = 0; i < 2; ++i) {
+        ND2_SGE sge{buf.data(), 4096, rw->GetLocalToken()};
+        ASSERT_ND(ND_SUCCESS, c[i].qp->Send(nullptr, &sge, 1, 0));
+        EXPECT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeSend)) << "QP " << i;
+        PEER_OK(r, peer.Call(Msg("reap").Set("c", i)));
+        EXPECT_ND(ND_SUCCESS, ST(r, "s0"));
+        EXPECT_EQ(r.U64("b0"), 4096u);
+    }
+    // The peer writes through the read-write region, reads through the
+    // read-only one, and may not write through the read-only one.
+    PEER_OK(reg, peer.Call(Msg("reg").Set("name", "buf").Set("size", 4096).Set("seed", 8)));
+    uint64_t a = reinterpret_cast<uint64_t>(buf.data());
+    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, true, a, rw->GetRemoteToken(), 4096, 0));
+    EXPECT_EQ(CheckPattern(buf.data(), 4096, 8), "");
+    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, false, a, ro->GetRemoteToken(), 4096, 0));
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(peer, true, a, ro->GetRemoteToken(), 4096, 1))
+        << "a write through a region registered without remote write";
+    Ov ov;
+    EXPECT_ND(ND_SUCCESS, Finish(rw.get(), &ov, rw->Deregister(&ov)));
+    ov.Reuse();
+    EXPECT_ND(ND_SUCCESS, Finish(ro.get(), &ov, ro->Deregister(&ov)));
+}
+
+// R076: a region released without Deregister is cleaned up by the
+// provider (registrations do not pile up).
+TEST_F(MemoryRegion, ReleaseWithoutDeregisterCleansUpR076) {
+    Mem m(4096);
+    constexpr int kRounds = 70000;  // more than any registration table we know of
+    uint64_t t0 = NowMs();
+    for (int i = 0; i < kRounds; ++i) {
+        Ref<IND2MemoryRegion> mr;
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+        ASSERT_ND(ND_SUCCESS, Register(mr.get(), m.data(), m.size(), kAllRights)) << "round " << i;
+        if (NowMs() - t0 > WaitMs() * 3) {
+            SUCCEED() << "stopped after " << i << " rounds (time bound)";
+            break;
+        }
+    }
+}
+
+// COMPAT: Deregister with a window still bound fails at once with
+// ND_DEVICE_BUSY; after Invalidate it works (R075).
+TEST_F(MemoryRegion, DeregisterWithBoundWindowIsBusyR075) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(8192);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    Ov ov;
+    HRESULT hr = m.mr()->Deregister(&ov);
+    EXPECT_ND(ND_DEVICE_BUSY, hr) << "Deregister with a bound window must fail at once";
+    if (hr == ND_PENDING) Finish(m.mr(), &ov, hr);
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), 0));
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+    EXPECT_ND(ND_SUCCESS, m.Deregister());
+}
+
+// ------------------------------------------------------------ windows
+
+struct WindowPair {
+    Pair p;
+    Mem m{65536};
+    std::string Setup(Node &node, const IpAddress &addr, ULONG mr_flags = kAllRights) {
+        std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 4).Set("recvsize", 256));
+        if (!err.empty()) return err;
+        FillPattern(m.data(), m.size(), 21);
+        HRESULT hr = m.Register(node.adapter.get(), node.file, mr_flags);
+        if (FAILED(hr)) return "Register: " + StatusName(hr);
+        Msg r = p.peer.Call(Msg("reg").Set("name", "buf").Set("size", 65536).Set("seed", 22));
+        return r.ok() ? "" : r.error();
+    }
+    uint64_t At(size_t off) const { return reinterpret_cast<uint64_t>(m.data() + off); }
+};
+
+TEST_F(MemoryWindow, NewWindowIsInvalidatedR050) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, false, w.At(0), mw->GetRemoteToken(), 64))
+        << "a Read through a window that was never bound";
+}
+
+TEST_F(MemoryWindow, BindTokenValidWhenBindReturnsR081) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(&w, w.m.mr(), mw.get(), w.m.data() + 4096, 8192,
+                                            ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE));
+    UINT32 early = mw->GetRemoteToken();  // before the completion is reaped
+    ND2_RESULT r;
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind, &r));
+    EXPECT_EQ(r.RequestContext, &w);
+    EXPECT_EQ(mw->GetRemoteToken(), early) << "the token changed when the Bind completed";
+    // The peer reads and writes through it with the early token.
+    FillPattern(w.m.data() + 4096, 8192, 23);
+    EXPECT_ND(ND_SUCCESS, PeerRdma(w.p.peer, false, w.At(4096), early, 8192));
+    PEER_OK(c1, w.p.peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 23)));
+    PEER_OK(f1, w.p.peer.Call(Msg("fill").Set("name", "buf").Set("len", 65536).Set("seed", 22)));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(w.p.peer, true, w.At(4096), early, 8192));
+    EXPECT_EQ(CheckPattern(w.m.data() + 4096, 8192, 22), "");
+}
+
+// R080: overlapping windows with different rights over one region, at once.
+TEST_F(MemoryWindow, OverlappingWindowsWithDifferentRightsR080) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> rd, wr;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, rd.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, wr.pv()));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), rd.get(), w.m.data(), 8192, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_ND(ND_SUCCESS,
+              w.p.conn.qp->Bind(nullptr, w.m.mr(), wr.get(), w.m.data() + 4096, 8192, ND_OP_FLAG_ALLOW_WRITE));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    EXPECT_NE(rd->GetRemoteToken(), wr->GetRemoteToken());
+    EXPECT_ND(ND_SUCCESS, PeerRdma(w.p.peer, false, w.At(0), rd->GetRemoteToken(), 8192));
+    PEER_OK(k, w.p.peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 21)));
+    PEER_OK(f, w.p.peer.Call(Msg("fill").Set("name", "buf").Set("len", 8192).Set("seed", 22)));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(w.p.peer, true, w.At(4096), wr->GetRemoteToken(), 8192));
+    EXPECT_EQ(CheckPattern(w.m.data() + 4096, 8192, 22), "");
+    // Rights are per window: writing through the read-only one fails.
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, true, w.At(0), rd->GetRemoteToken(), 64));
+}
+
+// R078: bound through one QP at a time; after Invalidate, rebound through
+// another QP and onto another region.
+TEST_F(MemoryWindow, RebindThroughAnotherQueuePairAfterInvalidateR078) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    PEER_OK(reg, peer.Call(Msg("reg").Set("name", "buf").Set("size", 8192)));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    Conn c[2];
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
+    for (Conn &x : c) {
+        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
+    }
+    PEER_OK(s, peer.Wait());
+    Mem m1(8192), m2(8192);
+    FillPattern(m1.data(), 8192, 1);
+    FillPattern(m2.data(), 8192, 2);
+    ASSERT_ND(ND_SUCCESS, m1.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, m2.Register(node.adapter.get(), node.file, kAllRights));
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeBind));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, false, m1.addr(), mw->GetRemoteToken(), 8192, 0));
+    PEER_OK(k1, peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 1)));
+    ASSERT_ND(ND_SUCCESS, c[0].qp->Invalidate(nullptr, mw.get(), 0));
+    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+    // Rebound through QP 2 onto region 2: the peer's second connection reads it.
+    ASSERT_ND(ND_SUCCESS, c[1].qp->Bind(nullptr, m2.mr(), mw.get(), m2.data(), 8192, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeBind));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, false, m2.addr(), mw->GetRemoteToken(), 8192, 1));
+    PEER_OK(k2, peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 2)));
+    // Bound through QP 2 now: binding it through QP 1 as well is refused
+    // (at once or as an error completion).
+    HRESULT hr = c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ);
+    if (SUCCEEDED(hr)) {
+        ND2_RESULT r;
+        ASSERT_TRUE(cq.Next(&r));
+        EXPECT_TRUE(FAILED(r.Status)) << "a window bound through one QP was bound through a second one";
+    }
+}
+
+// COMPAT: Bind with flags 0 succeeds and gives a window with no rights.
+TEST_F(MemoryWindow, BindWithNoRightsSucceeds) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 4096, 0));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, false, w.At(0), mw->GetRemoteToken(), 64))
+        << "a Read through a window bound with no rights";
+}
+
+// R105: ALLOW_WRITE needs a region with local write (D09: at once or as
+// the completion).
+TEST_F(MemoryWindow, BindWriteNeedsLocalWriteR105) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr, ND_MR_FLAG_ALLOW_REMOTE_READ);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    HRESULT hr = w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 4096, ND_OP_FLAG_ALLOW_WRITE);
+    if (hr == ND_SUCCESS) {
+        ND2_RESULT r;
+        ASSERT_TRUE(w.p.rcq.Next(&r));
+        hr = r.Status;
+    }
+    EXPECT_ND(ND_ACCESS_VIOLATION, hr);
+}
+
+// Client rule R104 broken: a Bind range outside the region is refused
+// (robustness; at once or as an error completion).
+TEST_F(MemoryWindow, BindOutsideTheRegionRefused) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    HRESULT hr = w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data() + 65536 - 100, 4096,
+                                   ND_OP_FLAG_ALLOW_READ);
+    if (hr == ND_SUCCESS) {
+        ND2_RESULT r;
+        ASSERT_TRUE(w.p.rcq.Next(&r));
+        hr = r.Status;
+    }
+    EXPECT_TRUE(FAILED(hr)) << "a window reaching past its region was bound";
+}
+
+TEST_F(MemoryWindow, InvalidateUnboundWindowR107) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Invalidate(&w, mw.get(), 0));
+    ND2_RESULT r;
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_INVALID_DEVICE_REQUEST, Nd2RequestTypeInvalidate, &r));
+    EXPECT_EQ(r.RequestContext, &w);
+}
+
+// R106: after Invalidate, a remote access through the window fails and
+// ends the peer's connection.
+TEST_F(MemoryWindow, AccessThroughInvalidatedWindowFailsR106) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    UINT32 token = mw->GetRemoteToken();
+    EXPECT_ND(ND_SUCCESS, PeerRdma(w.p.peer, false, w.At(0), token, 4096));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Invalidate(nullptr, mw.get(), 0));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, false, w.At(0), token, 4096));
+    // The peer's connection is over: its posted receives are flushed.
+    PEER_OK(r, w.p.peer.Call(Msg("reap").Set("c", 0).Set("n", 4)));
+    ASSERT_EQ(r.U64("count"), 4u) << "the peer's posted receives did not complete after the fatal error";
+    for (int i = 0; i < 4; ++i) EXPECT_ND(ND_CANCELED, ST(r, "s" + std::to_string(i)));
+}
+
+}  // namespace
+}  // namespace ndc

@@ -1,0 +1,517 @@
+// Queue pair operations: every operation with every flag, single and
+// multiple SGEs, zero length; completion contents and order; posting rules
+// (unconnected QP, failed posts, SGE arrays); Flush; errors that end the
+// connection. Run once per address.
+#include <cstring>
+
+#include "suite.h"
+
+namespace ndc {
+namespace {
+
+NDC_INSTANTIATE_ADDRESSES(QueuePair);
+
+// R047, R064: one CQ for both queues and for several QPs, and split CQs;
+// every completion carries the QP context, request context, type and (for
+// Receives) the exact byte count, on the right CQ.
+TEST_P(QueuePair, CompletionsCarryContextOnTheRightCqR047R064) {
+    for (bool split : {false, true}) {
+        SCOPED_TRACE(split ? "split receive/initiator CQs" : "one CQ for both queues");
+        Peer peer;
+        ASSERT_EQ(peer.Start(addr), "");
+        PEER_OK(l, peer.Call(Msg("listen")));
+        IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+        Cq rcq, icq;
+        ASSERT_ND(ND_SUCCESS, rcq.Create(node.adapter.get(), node.file, 256));
+        ASSERT_ND(ND_SUCCESS, icq.Create(node.adapter.get(), node.file, 256));
+        Cq &initiator = split ? icq : rcq;
+        // Two QPs share the CQ(s).
+        Conn c[2];
+        int qp_ctx[2];
+        ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2).Set("recvs", 4).Set("recvsize", 8192)));
+        for (int i = 0; i < 2; ++i) {
+            ASSERT_ND(ND_SUCCESS, c[i].Create(node, rcq, initiator, QpShape(), &qp_ctx[i]));
+            ASSERT_ND(ND_SUCCESS, c[i].Connect(dest));
+        }
+        PEER_OK(s, peer.Wait());
+        Mem m(65536);
+        ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+        PEER_OK(reg, peer.Call(Msg("reg").Set("name", "m").Set("size", 8192).Set("seed", 4)));
+        // Receives on both QPs; the peer sends 0, 100 and 5000 bytes.
+        size_t sizes[3] = {0, 100, 5000};
+        int rctx[2][3];
+        for (int q = 0; q < 2; ++q)
+            for (int k = 0; k < 3; ++k) ASSERT_ND(ND_SUCCESS, c[q].PostReceive(m, (q * 3 + k) * 8192, 8192, &rctx[q][k]));
+        for (int q = 0; q < 2; ++q)
+            for (int k = 0; k < 3; ++k) {
+                PEER_OK(sr, peer.Call(Msg("send").Set("c", q).Set("mem", "m").Set("len", sizes[k])));
+            }
+        for (int q = 0; q < 2; ++q) {
+            int seen = 0;
+            for (int k = 0; k < 3; ++k) {
+                ND2_RESULT r;
+                ASSERT_TRUE(rcq.NextWhere([&](const ND2_RESULT &x) { return x.QueuePairContext == &qp_ctx[q]; }, &r))
+                    << "receive " << k << " of QP " << q << " missing";
+                EXPECT_ND(ND_SUCCESS, r.Status);
+                EXPECT_EQ(r.RequestType, Nd2RequestTypeReceive);
+                EXPECT_EQ(r.RequestContext, &rctx[q][k]) << "receive order within the QP (R063)";
+                EXPECT_EQ(r.BytesTransferred, sizes[k]);
+                ++seen;
+            }
+            EXPECT_EQ(seen, 3);
+        }
+        if (split) {
+            ND2_RESULT extra;
+            EXPECT_TRUE(icq.Quiet(&extra)) << "a receive completion went to the initiator CQ: " << Describe(extra);
+        }
+        // Initiator requests of every type, with their contexts.
+        Remote rb = PeerRegister(peer, "rb", 8192, kAllRights, 6);
+        int ictx[4];
+        ND2_SGE sge = m.Sge(0, 512);
+        ASSERT_ND(ND_SUCCESS, c[1].qp->Send(&ictx[0], &sge, 1, 0));
+        ASSERT_ND(ND_SUCCESS, c[1].qp->Write(&ictx[1], &sge, 1, rb.addr, rb.token, 0));
+        ASSERT_ND(ND_SUCCESS, c[1].qp->Read(&ictx[2], &sge, 1, rb.addr, rb.token, 0));
+        Ref<IND2MemoryWindow> mw;
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+        ASSERT_ND(ND_SUCCESS, c[1].qp->Bind(&ictx[3], m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
+        ND2_REQUEST_TYPE types[4] = {Nd2RequestTypeSend, Nd2RequestTypeWrite, Nd2RequestTypeRead, Nd2RequestTypeBind};
+        for (int k = 0; k < 4; ++k) {
+            ND2_RESULT r;
+            ASSERT_TRUE(initiator.Next(&r)) << "initiator completion " << k;
+            EXPECT_ND(ND_SUCCESS, r.Status);
+            EXPECT_EQ(r.RequestType, types[k]) << "initiator completions in post order (R063)";
+            EXPECT_EQ(r.RequestContext, &ictx[k]);
+            EXPECT_EQ(r.QueuePairContext, &qp_ctx[1]);
+        }
+        if (split) {
+            ND2_RESULT extra;
+            EXPECT_TRUE(rcq.Quiet(&extra)) << "an initiator completion went to the receive CQ: " << Describe(extra);
+        }
+    }
+}
+
+TEST_P(QueuePair, UnconnectedQueuePairR093R094) {
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ND2_SGE sge = m.Sge(0, 64);
+    EXPECT_ND(ND_SUCCESS, c.qp->Receive(nullptr, &sge, 1)) << "R094";
+    EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Send(nullptr, &sge, 1, 0));
+    EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Write(nullptr, &sge, 1, m.addr(), m.remote_token(), 0));
+    EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Read(nullptr, &sge, 1, m.addr(), m.remote_token(), 0));
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 64, ND_OP_FLAG_ALLOW_READ));
+    EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Invalidate(nullptr, mw.get(), 0));
+    ND2_RESULT extra;
+    EXPECT_TRUE(cq.Quiet(&extra)) << "a refused post produced a completion: " << Describe(extra);
+}
+
+TEST_P(QueuePair, InvalidFlagsR097) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 2).Set("recvsize", 64));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ND2_SGE sge = m.Sge(0, 64);
+    constexpr ULONG kUndefined = 0x00100000;
+    EXPECT_ND(ND_INVALID_PARAMETER_4, p.conn.qp->Send(nullptr, &sge, 1, kUndefined));
+    EXPECT_ND(ND_INVALID_PARAMETER_6, p.conn.qp->Write(nullptr, &sge, 1, m.addr(), m.remote_token(), kUndefined));
+    // The QP is still fine (R089).
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+}
+
+// R089: a post that fails at once is not queued and harms nothing.
+TEST_P(QueuePair, FailedPostLeavesQueuePairUsableR089) {
+    Pair p;
+    QpShape s;
+    s.initiator_sge = 1;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 2).Set("recvsize", 4096), s);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    std::vector<ND2_SGE> sges(node.info.MaxInitiatorSge + 1, m.Sge(0, 8));
+    EXPECT_ND(ND_DATA_OVERRUN, p.conn.qp->Send(nullptr, sges.data(), static_cast<ULONG>(sges.size()), 0));
+    ND2_RESULT extra;
+    EXPECT_TRUE(p.rcq.Quiet(&extra)) << "a refused post completed: " << Describe(extra);
+    FillPattern(m.data(), 4096, 13);
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 4096));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0).Set("extra", 1)));
+    EXPECT_EQ(r.U64("count"), 1u);
+    EXPECT_ND(ND_SUCCESS, ST(r, "s0"));
+    EXPECT_FALSE(r.Has("extra")) << "the refused Send reached the peer: " << r.Str("extra");
+}
+
+// R091: SGE arrays are read during the call only.
+TEST_P(QueuePair, SgeArraysReadOnlyDuringTheCallR091) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 2).Set("recvsize", 8192));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(65536), other(65536);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, other.Register(node.adapter.get(), node.file, kAllRights));
+    FillPattern(m.data(), 8192, 44);
+    {
+        ND2_SGE sge[2] = {m.Sge(0, 4096), m.Sge(4096, 4096)};
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, sge, 2, 0));
+        sge[0] = other.Sge(0, 16);  // scribble over the array
+        sge[1] = other.Sge(16, 16);
+    }
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0)));
+    EXPECT_EQ(r.U64("b0"), 8192u);
+    // A Receive whose SGE array is overwritten right after posting.
+    {
+        ND2_SGE sge = m.Sge(16384, 8192);
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Receive(nullptr, &sge, 1));
+        sge = other.Sge(0, 8);
+    }
+    PEER_OK(reg, p.peer.Call(Msg("reg").Set("name", "s").Set("size", 8192)));
+    PEER_OK(sr, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "s").Set("len", 5000).Set("seed", 45)));
+    ND2_RESULT res;
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeReceive, &res));
+    EXPECT_EQ(res.BytesTransferred, 5000u);
+    EXPECT_EQ(CheckPattern(m.data() + 16384, 5000, 45), "") << "the receive did not land where first described";
+}
+
+// R092: zero-length Send, Receive, Read and Write with no SGEs.
+TEST_P(QueuePair, ZeroLengthOperationsR092) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 2).Set("recvsize", 64));
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Receive(&p, nullptr, 0));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, nullptr, 0, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0)));
+    EXPECT_ND(ND_SUCCESS, ST(r, "s0"));
+    EXPECT_EQ(r.U64("b0"), 0u) << "a zero-byte Send must complete the peer's Receive with 0 bytes";
+    PEER_OK(reg, p.peer.Call(Msg("reg").Set("name", "m").Set("size", 64)));
+    PEER_OK(sr, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "m").Set("len", 0)));
+    ND2_RESULT rr;
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeReceive, &rr));
+    EXPECT_EQ(rr.BytesTransferred, 0u);
+    EXPECT_EQ(rr.RequestContext, &p);
+    Remote rb = PeerRegister(p.peer, "rb", 64);
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, nullptr, 0, rb.addr, rb.token, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeRead));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, nullptr, 0, rb.addr, rb.token, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeWrite));
+}
+
+// R063: initiator completions in post order (mixed types and sizes),
+// receive completions in post order.
+TEST_P(QueuePair, CompletionOrderWithinAQueuePairR063) {
+    constexpr int kN = 64;
+    Pair p;
+    QpShape s;
+    s.initiator_depth = 2 * kN;
+    s.receive_depth = 2 * kN;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", kN).Set("recvsize", 65536).Set("rdepth", kN), s);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(65536 * 2);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    Remote rb = PeerRegister(p.peer, "rb", 65536, kAllRights, 2);
+    for (int i = 0; i < kN; ++i) {
+        size_t len = (i % 3 == 0) ? 65536 : (i % 3 == 1) ? 7 : 3000;  // large and small paths interleaved
+        ND2_SGE sge = m.Sge(0, len);
+        void *ctx = reinterpret_cast<void *>(uintptr_t(i + 1));
+        HRESULT hr = i % 4 == 3 ? p.conn.qp->Write(ctx, &sge, 1, rb.addr, rb.token, 0)
+                                : p.conn.qp->Send(ctx, &sge, 1, 0);
+        ASSERT_ND(ND_SUCCESS, hr) << "post " << i;
+    }
+    for (int i = 0; i < kN; ++i) {
+        ND2_RESULT r;
+        ASSERT_TRUE(p.rcq.Next(&r)) << "completion " << i;
+        EXPECT_ND(ND_SUCCESS, r.Status);
+        EXPECT_EQ(r.RequestContext, reinterpret_cast<void *>(uintptr_t(i + 1))) << "completion " << i << " out of order";
+    }
+    // Receives: post kN, the peer sends kN.
+    for (int i = 0; i < kN; ++i) {
+        ND2_SGE sge = m.Sge(0, 65536);
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Receive(reinterpret_cast<void *>(uintptr_t(1000 + i)), &sge, 1));
+    }
+    PEER_OK(reg, p.peer.Call(Msg("reg").Set("name", "s").Set("size", 65536)));
+    PEER_OK(sr, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "s").Set("len", 100).Set("n", kN).Set("stride", 0)));
+    for (int i = 0; i < kN; ++i) {
+        ND2_RESULT r;
+        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeReceive, &r)) << "receive " << i;
+        EXPECT_EQ(r.RequestContext, reinterpret_cast<void *>(uintptr_t(1000 + i))) << "receive " << i << " out of order";
+    }
+}
+
+// R098: SILENT_SUCCESS hides successful completions only.
+TEST_P(QueuePair, SilentSuccessHidesOnlySuccessR098) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 4).Set("recvsize", 4096));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(8192);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    Remote rb = PeerRegister(p.peer, "rb", 4096);
+    constexpr ULONG S = ND_OP_FLAG_SILENT_SUCCESS;
+    ND2_SGE sge = m.Sge(0, 1000);
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, S));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, S));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, rb.addr, rb.token, S));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ | S));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), S));
+    int marker;
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(&marker, &sge, 1, 0));
+    ND2_RESULT r;
+    ASSERT_TRUE(p.rcq.Next(&r));
+    EXPECT_EQ(r.RequestContext, &marker) << "a silent request produced a completion: " << Describe(r);
+    EXPECT_TRUE(p.rcq.Quiet(&r)) << "extra completion: " << Describe(r);
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("n", 2)));
+    EXPECT_EQ(pr.U64("count"), 2u) << "both Sends reach the peer";
+    // A failing silent request is reported.
+    int bad;
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(&bad, &sge, 1, rb.addr, rb.token ^ 0x5A5A5A5A, S));
+    ASSERT_TRUE(NextIs(p.rcq, ND_ACCESS_VIOLATION, Nd2RequestTypeRead, &r)) << "a failed silent Read must be reported";
+    EXPECT_EQ(r.RequestContext, &bad);
+}
+
+// R099: a READ_FENCE request starts after all earlier Reads completed:
+// Read X into L, then Write L to Y with READ_FENCE; Y must hold X.
+TEST_P(QueuePair, ReadFenceOrdersAfterEarlierReadsR099) {
+    constexpr size_t kSize = 4 << 20;
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Remote x = PeerRegister(p.peer, "x", kSize, kAllRights);
+    Remote y = PeerRegister(p.peer, "y", kSize, kAllRights, 0);
+    Mem l(kSize);
+    ASSERT_ND(ND_SUCCESS, l.Register(node.adapter.get(), node.file, kAllRights));
+    for (uint32_t round = 1; round <= 4; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        PEER_OK(f, p.peer.Call(Msg("fill").Set("name", "x").Set("seed", 100 + round)));
+        FillPattern(l.data(), kSize, 200 + round);  // stale data the Write must not carry
+        ND2_SGE sge = l.Sge(0, kSize);
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, x.addr, x.token, 0));
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, y.addr, y.token, ND_OP_FLAG_READ_FENCE));
+        EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeRead));
+        EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeWrite));
+        Msg k = p.peer.Call(Msg("check").Set("name", "y").Set("seed", 100 + round));
+        EXPECT_TRUE(k.ok()) << "the fenced Write did not carry what the Read brought: " << k.error();
+    }
+}
+
+// R100: INLINE Send and Write: SGE tokens ignored, buffers outside any
+// region, more SGEs than the QP's limit, buffer reusable at once.
+TEST_P(QueuePair, InlineSendAndWriteR100) {
+    if (node.info.MaxInlineDataSize < 64) GTEST_SKIP() << "skipped: MaxInlineDataSize below 64 bytes";
+    QpShape s;
+    s.initiator_sge = 1;
+    s.inline_size = std::min<ULONG>(node.info.MaxInlineDataSize, 256);
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 2).Set("recvsize", 4096), s);
+    ASSERT_TRUE(err.empty()) << err;
+    char data[64];
+    FillPattern(data, sizeof data, 61);
+    ND2_SGE sge[4];
+    for (int k = 0; k < 4; ++k) sge[k] = ND2_SGE{data + 16 * k, 16, 0xBAD0000u + k};
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, sge, 4, ND_OP_FLAG_INLINE));
+    std::memset(data, 0xEE, sizeof data);
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0)));
+    EXPECT_EQ(r.U64("b0"), 64u);
+    Remote rb = PeerRegister(p.peer, "rb", 64);
+    FillPattern(data, sizeof data, 62);
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, sge, 4, rb.addr, rb.token, ND_OP_FLAG_INLINE));
+    std::memset(data, 0xEE, sizeof data);
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeWrite));
+    Msg k = p.peer.Call(Msg("check").Set("name", "rb").Set("len", 64).Set("seed", 62));
+    EXPECT_TRUE(k.ok()) << k.error();
+}
+
+// COMPAT (R101): a Send larger than the Receive: the Receive completes
+// ND_DATA_OVERRUN, the sender sees success or a remote error, and the
+// receiver's connection ends (its other receives are flushed).
+TEST_P(QueuePair, ReceiveTooSmallR101) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 3).Set("recvsize", 100));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 200));
+    ND2_RESULT r;
+    ASSERT_TRUE(p.rcq.Next(&r));
+    EXPECT_EQ(r.RequestType, Nd2RequestTypeSend);
+    EXPECT_ND_IN(Any(ND_SUCCESS, ND_REMOTE_ERROR, ND_DATA_OVERRUN, ND_BUFFER_OVERFLOW, ND_IO_TIMEOUT), r.Status);
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("n", 3)));
+    ASSERT_EQ(pr.U64("count"), 3u);
+    EXPECT_ND(ND_DATA_OVERRUN, ST(pr, "s0")) << "COMPAT: the receive too small completes ND_DATA_OVERRUN";
+    EXPECT_ND(ND_CANCELED, ST(pr, "s1")) << "the connection ends: later receives are flushed";
+    EXPECT_ND(ND_CANCELED, ST(pr, "s2"));
+}
+
+// R102: Flush cancels this QP's requests only, even on a shared CQ.
+TEST_P(QueuePair, FlushCancelsOnlyThisQueuePairR102) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    Conn c[2];
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
+    for (Conn &x : c) {
+        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
+    }
+    PEER_OK(s, peer.Wait());
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    int ctx[2][4];
+    for (int q = 0; q < 2; ++q)
+        for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, c[q].PostReceive(m, 0, 64, &ctx[q][k]));
+    EXPECT_ND(ND_SUCCESS, c[0].qp->Flush());
+    for (int k = 0; k < 4; ++k) {
+        ND2_RESULT r;
+        ASSERT_TRUE(NextIs(cq, ND_CANCELED, Nd2RequestTypeReceive, &r)) << "flushed receive " << k;
+        EXPECT_EQ(r.RequestContext, &ctx[0][k]);
+        EXPECT_EQ(r.QueuePairContext, &c[0]);
+    }
+    ND2_RESULT extra;
+    EXPECT_TRUE(cq.Quiet(&extra)) << "Flush touched another QP: " << Describe(extra);
+    PEER_OK(reg, peer.Call(Msg("reg").Set("name", "m").Set("size", 64)));
+    PEER_OK(sr, peer.Call(Msg("send").Set("c", 1).Set("mem", "m").Set("len", 64)));
+    ND2_RESULT r;
+    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeReceive, &r)) << "the other QP still receives";
+    EXPECT_EQ(r.RequestContext, &ctx[1][0]);
+}
+
+// R090: an error completion ends the connection; outstanding and later
+// requests complete ND_CANCELED.
+TEST_P(QueuePair, ErrorCompletionEndsTheConnectionR090) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    int rctx[3];
+    for (int k = 0; k < 3; ++k) ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, 64, &rctx[k]));
+    Remote rb = PeerRegister(p.peer, "rb", 64);
+    ND2_SGE sge = m.Sge(0, 64);
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, rb.addr, rb.token ^ 0x00FF00FF, 0));
+    std::vector<ND2_RESULT> got = p.rcq.Take(4);
+    ASSERT_EQ(got.size(), 4u);
+    int reads = 0, receives = 0;
+    for (const auto &r : got) {
+        if (r.RequestType == Nd2RequestTypeRead) {
+            ++reads;
+            EXPECT_ND(ND_ACCESS_VIOLATION, r.Status);
+        } else {
+            EXPECT_EQ(r.RequestType, Nd2RequestTypeReceive);
+            EXPECT_ND(ND_CANCELED, r.Status) << "outstanding receive after the error";
+            EXPECT_EQ(r.RequestContext, &rctx[receives]) << "flush order";
+            ++receives;
+        }
+    }
+    EXPECT_EQ(reads, 1);
+    // Later requests: refused as not connected, or completed ND_CANCELED.
+    HRESULT hr = p.conn.qp->Send(nullptr, &sge, 1, 0);
+    if (hr == ND_SUCCESS) {
+        EXPECT_TRUE(NextIs(p.rcq, ND_CANCELED, Nd2RequestTypeSend)) << "a Send after the fatal error";
+    } else {
+        EXPECT_ND(ND_CONNECTION_INVALID, hr);
+    }
+}
+
+// R108: a Read moves exactly the SGE total from remoteAddress, scattered
+// over the SGEs, and touches nothing else.
+TEST_P(QueuePair, ReadTransfersExactlyR108) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Remote rb = PeerRegister(p.peer, "rb", 4096, kAllRights, 71);
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    std::memset(m.data(), 0xA5, 4096);
+    ND2_SGE sge[2] = {m.Sge(0, 100), m.Sge(200, 300)};
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, sge, 2, rb.addr + 8, rb.token, 0));
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeRead));
+    std::vector<uint8_t> expect(4096);
+    FillPattern(expect.data(), 4096, 71);
+    EXPECT_EQ(std::memcmp(m.data(), expect.data() + 8, 100), 0) << "first SGE";
+    EXPECT_EQ(std::memcmp(m.data() + 200, expect.data() + 108, 300), 0) << "second SGE";
+    for (size_t i = 100; i < 200; ++i) ASSERT_EQ(static_cast<uint8_t>(m.data()[i]), 0xA5) << "gap byte " << i;
+    for (size_t i = 500; i < 4096; ++i) ASSERT_EQ(static_cast<uint8_t>(m.data()[i]), 0xA5) << "byte past the read " << i;
+}
+
+// R110 (MAY): completions of a released QP may still come out of the CQ;
+// the CQ stays consistent.
+TEST_P(QueuePair, ReleasedQueuePairCompletionsR110) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, 64));
+    void *ctx = p.conn.context;
+    p.conn.connector.reset();
+    p.conn.qp.reset();
+    for (;;) {
+        ND2_RESULT r;
+        if (!p.rcq.Next(&r, QuietMs())) break;
+        EXPECT_EQ(r.QueuePairContext, ctx);
+        EXPECT_ND(ND_CANCELED, r.Status) << "a request of a released QP";
+    }
+}
+
+// COMPAT: a Send with no receive posted at the peer is not held forever:
+// it fails with ND_IO_TIMEOUT within a few seconds and the connection ends.
+TEST_P(QueuePair, SendWithoutPeerReceiveTimesOut) {
+    Pair p;
+    std::string err = p.Connect(node, addr);  // the peer posts no receive
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, 64));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 64));
+    uint64_t t0 = NowMs();
+    ND2_RESULT r;
+    ASSERT_TRUE(p.rcq.NextWhere([](const ND2_RESULT &x) { return x.RequestType == Nd2RequestTypeSend; }, &r,
+                                std::max<uint64_t>(WaitMs(), 15000)))
+        << "the Send never completed";
+    EXPECT_ND(ND_IO_TIMEOUT, r.Status);
+    EXPECT_LE(NowMs() - t0, 15000u) << "not within a few seconds";
+    EXPECT_TRUE(NextIs(p.rcq, ND_CANCELED, Nd2RequestTypeReceive)) << "the connection ends";
+}
+
+// A Send to a peer that has a Receive posted completes (ND_SUCCESS) while
+// the peer's process makes no provider call at all, as with RDMA hardware:
+// delivery is the adapter's job, not the receiving application's
+// (ND2-SPEC §3.8 Receive: "a Receive must be posted before the peer's
+// matching Send arrives" is the only condition; COMPAT-NOTES: only a Send
+// with *no* receive posted fails with ND_IO_TIMEOUT).
+TEST_P(QueuePair, SendToPostedReceiveNeedsNoReceiverCalls) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 1).Set("recvsize", 4096));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    FillPattern(m.data(), 4096, 3);
+    constexpr uint64_t kQuietMs = 2500;
+    ASSERT_TRUE(p.peer.Post(Msg("quiet").Set("ms", kQuietMs)));  // no provider calls, no Notify armed
+    SleepMs(50);
+    uint64_t t0 = NowMs();
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 4096));
+    ND2_RESULT r;
+    bool done = p.rcq.Next(&r, kQuietMs - 1000);
+    uint64_t took = NowMs() - t0;
+    PEER_OK(q, p.peer.Wait(kQuietMs + WaitMs()));
+    ASSERT_TRUE(done) << "the Send did not complete while the receiver made no calls";
+    EXPECT_ND(ND_SUCCESS, r.Status) << "after " << took << " ms";
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0)));
+    EXPECT_ND(ND_SUCCESS, ST(pr, "s0"));
+}
+
+
+}  // namespace
+}  // namespace ndc
