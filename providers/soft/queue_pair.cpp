@@ -162,8 +162,10 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     ops_.push_back(Op{Nd2RequestTypeSend, ctx, flags, false, false, ND_PENDING, 0, NowMs()});
     ops_count_.store(ops_.size(), std::memory_order_relaxed);
     Op &op = ops_.back();
-    if (backlog_.empty() && TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags))
+    if (backlog_.empty() && TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
+        NoteProgressLocked();
         return ND_SUCCESS;
+    }
     Backlog b{first_seq_ + ops_.size() - 1, {}, {}, static_cast<uint32_t>(total), flags};
     if (inline_data || total <= kInlineThreshold) {
         b.inline_data.resize(total);  // the caller may reuse an inline buffer at once
@@ -176,6 +178,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
         b.sge.assign(sge, sge + nsge);
     }
     backlog_.push_back(std::move(b));
+    NoteProgressLocked();
     return ND_SUCCESS;
 }
 

@@ -114,6 +114,7 @@ private:
     void ReapLocked();
     HRESULT ReapConsumedLocked();
     void EmitLocked();
+    void NoteProgressLocked();
     void FailLocked(HRESULT failed_status);
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
     HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);
@@ -142,6 +143,12 @@ private:
     RingProducer producer_;
     std::deque<Op> ops_;
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_
+    // What the last reap saw, so a poll that finds nothing new takes no lock:
+    // the peer's consumer position, whether Sends wait in the backlog, and
+    // when the oldest Send still in the ring was posted (0: none).
+    std::atomic<uint64_t> reaped_pos_{0};
+    std::atomic<bool> backlogged_{false};
+    std::atomic<uint64_t> oldest_in_ring_ms_{0};
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()
     std::deque<Backlog> backlog_;
 

@@ -65,6 +65,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
         if (FAILED(op.status) && SUCCEEDED(failed)) failed = op.status;
     }
     producer_.Reaped(consumed);
+    reaped_pos_.store(consumed, std::memory_order_relaxed);  // exactly what was reaped
     return failed;
 }
 
@@ -110,10 +111,16 @@ void QueuePair::FailLocked(HRESULT) {
         }
     backlog_.clear();
     EmitLocked();
+    NoteProgressLocked();
 }
 
 void QueuePair::ProgressSend() {
     if (ops_count_.load(std::memory_order_relaxed) == 0) return;  // nothing outstanding: no lock
+    if (state() == State::Connected && !backlogged_.load(std::memory_order_relaxed) &&
+        producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
+        uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
+        if (oldest == 0 || NowMs() - oldest <= kSendTimeoutMs) return;  // nothing new, nothing due
+    }
     std::unique_lock<std::mutex> lock(tx_mu_, std::try_to_lock);
     if (!lock.owns_lock() || !conn_) return;
     bool was_connected = state() == State::Connected;
@@ -127,12 +134,26 @@ void QueuePair::ProgressSend() {
         backlog_.pop_front();
     }
     EmitLocked();
+    NoteProgressLocked();
     bool failed_now = was_connected && state() == State::Error;
     lock.unlock();
     if (failed_now) {
         FlushReceives();
         TerminatePeer(ND_IO_TIMEOUT);
     }
+}
+
+// Records what ProgressSend's lock-free check compares against.
+void QueuePair::NoteProgressLocked() {
+    if (!conn_) return;
+    backlogged_.store(!backlog_.empty(), std::memory_order_relaxed);
+    uint64_t oldest = 0;
+    for (const Op &op : ops_)
+        if (op.in_ring && !op.done) {
+            oldest = op.posted_ms;
+            break;
+        }
+    oldest_in_ring_ms_.store(oldest, std::memory_order_relaxed);
 }
 
 void QueuePair::Progress() {
