@@ -13,6 +13,8 @@
 //                                      (pipelined) -> c n status
 //   connect addr port [pd in out complete shape recvs recvsize]
 //                                      -> status c pd in out
+//   connectmany addr port n            n Connects at once, then CompleteConnect
+//                                      each -> c count ok status
 //   completeconnect c                  -> status
 //   reg name size [flags seed anti]    allocate, fill, register -> addr token ltoken
 //   dereg name / free name             -> status
@@ -90,6 +92,7 @@ private:
 
     Msg Serve(const Msg &m);
     Msg Connect(const Msg &m);
+    Msg ConnectMany(const Msg &m);
     Msg Send(const Msg &m);
     Msg Rdma(const Msg &m, bool write);
     Msg Reap(const Msg &m);
@@ -272,6 +275,39 @@ Msg Server::Connect(const Msg &m) {
     }
     r.Set("c", static_cast<uint64_t>(index));
     return r.Set("status", static_cast<int64_t>(hr));
+}
+
+Msg Server::ConnectMany(const Msg &m) {
+    size_t n = m.U64("n", 1), first = conns_.size();
+    IpAddress dest = WithPort(ParseIp(m.Str("addr")), static_cast<uint16_t>(m.U64("port")));
+    std::vector<std::unique_ptr<Ov>> ovs;
+    std::vector<HRESULT> st(n, ND_PENDING);
+    for (size_t i = 0; i < n; ++i) {
+        PConn &pc = NewConn(m);
+        IpAddress local = WithPort(node_.local, 0);
+        NeedHr(pc.c.connector->Bind(local.sa(), local.length()), "Connector::Bind");
+        ovs.push_back(std::make_unique<Ov>(false));
+        st[i] = pc.c.connector->Connect(pc.c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, ovs.back().get());
+    }
+    for (size_t i = 0; i < n; ++i) {
+        PConn &pc = *conns_[first + i];
+        st[i] = Finish(pc.c.connector.get(), ovs[i].get(), st[i], WaitMs() + n * 20);
+    }
+    size_t ok = 0;
+    HRESULT worst = ND_SUCCESS;
+    for (size_t i = 0; i < n; ++i) {
+        HRESULT hr = st[i];
+        if (SUCCEEDED(hr)) hr = conns_[first + i]->c.CompleteConnect();
+        if (SUCCEEDED(hr))
+            ++ok;
+        else if (SUCCEEDED(worst))
+            worst = hr;
+    }
+    return Ok()
+        .Set("c", static_cast<uint64_t>(first))
+        .Set("count", static_cast<uint64_t>(n))
+        .Set("ok", static_cast<uint64_t>(ok))
+        .Set("status", static_cast<int64_t>(worst));
 }
 
 Msg Server::Send(const Msg &m) {
@@ -542,6 +578,7 @@ Msg Server::Dispatch(const Msg &m) {
     }
     if (v == "serve") return Serve(m);
     if (v == "connect") return Connect(m);
+    if (v == "connectmany") return ConnectMany(m);
     if (v == "completeconnect") return Ok().Set("status", static_cast<int64_t>(C(m).c.CompleteConnect()));
     if (v == "reg") {
         auto mem = std::make_unique<Mem>(m.U64("size"));

@@ -1,0 +1,718 @@
+// Connection setup (§6): ports and addresses, listener behaviour, reject
+// by either side, private data and read limits timing, abandonment, the
+// connector state rules, slow clients, simultaneous connects between two
+// processes, bad addresses. Run once per address.
+#include <sys/un.h>
+
+#include <memory>
+
+#include "suite.h"
+#include "support/simultaneous.h"
+
+namespace ndc {
+namespace {
+
+NDC_INSTANTIATE_ADDRESSES(Connection);
+
+IpAddress LocalOf(IND2Connector *c, HRESULT *hr) {
+    IpAddress a;
+    ULONG len = sizeof a.storage;
+    *hr = c->GetLocalAddress(a.sa(), &len);
+    return a;
+}
+
+// An address of the same family that no local adapter serves.
+IpAddress Unserved(int family) {
+    return ParseIp(family == AF_INET6 ? "2001:db8::7e57" : "203.0.113.57");
+}
+
+// R111, R144, R142: port 0 gives a unique port, reported once connected
+// (connector) or listening (listener); connections do not share ports.
+TEST_P(Connection, PortZeroGivesUniquePortsR111R144) {
+    Listener l1, l2;
+    ASSERT_EQ(l1.Start(node, WithPort(addr, 0)), "");
+    ASSERT_EQ(l2.Start(node, WithPort(addr, 0)), "");
+    EXPECT_NE(l1.port, l2.port);
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c[2];
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
+    uint16_t ports[2];
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_ND(ND_SUCCESS, c[i].Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, c[i].Connect(dest));
+        HRESULT hr;
+        IpAddress local = LocalOf(c[i].connector.get(), &hr);
+        ASSERT_ND(ND_SUCCESS, hr);
+        EXPECT_TRUE(opennd::kit::SameIp(local.sa(), addr.sa())) << IpText(local);
+        ports[i] = PortOf(local);
+        EXPECT_NE(ports[i], 0);
+    }
+    PEER_OK(s, peer.Wait());
+    EXPECT_NE(ports[0], ports[1]) << "two connections share a local port (R142)";
+}
+
+TEST_P(Connection, ListenerGetLocalAddressR148R144) {
+    Ref<IND2Listener> l;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    IpAddress a;
+    ULONG len = sizeof a.storage;
+    EXPECT_ND(ND_INVALID_DEVICE_STATE, l->GetLocalAddress(a.sa(), &len)) << "never bound";
+    IpAddress want = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, l->Bind(want.sa(), want.length()));
+    len = sizeof a.storage;
+    EXPECT_ND(ND_INVALID_DEVICE_STATE, l->GetLocalAddress(a.sa(), &len)) << "bound but not listening";
+    ASSERT_ND(ND_SUCCESS, l->Listen(0));
+    // Too small: overflow, unchanged, size reported.
+    std::vector<uint8_t> small(addr.length() - 1, 0x77);
+    len = static_cast<ULONG>(small.size());
+    EXPECT_ND(ND_BUFFER_OVERFLOW, l->GetLocalAddress(reinterpret_cast<sockaddr *>(small.data()), &len));
+    EXPECT_EQ(len, addr.length());
+    for (uint8_t b : small) ASSERT_EQ(b, 0x77);
+    len = sizeof a.storage;
+    ASSERT_ND(ND_SUCCESS, l->GetLocalAddress(a.sa(), &len));
+    EXPECT_EQ(len, addr.length());
+    EXPECT_TRUE(opennd::kit::SameIp(a.sa(), addr.sa()));
+    EXPECT_NE(PortOf(a), 0) << "R144: the assigned port";
+}
+
+// R131, R132, D13: what a connector reports before, while and after
+// connecting.
+TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
+    Ref<IND2Connector> fresh;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, fresh.pv()));
+    IpAddress a;
+    ULONG len = sizeof a.storage;
+    EXPECT_ND(ND_CONNECTION_INVALID, fresh->GetLocalAddress(a.sa(), &len)) << "R131";
+    len = sizeof a.storage;
+    EXPECT_ND(ND_CONNECTION_INVALID, fresh->GetPeerAddress(a.sa(), &len)) << "R132";
+    ULONG in, out;
+    EXPECT_ND(ND_CONNECTION_INVALID, fresh->GetReadLimits(&in, &out)) << "no request or reply yet";
+    len = 0;
+    EXPECT_ND(ND_CONNECTION_INVALID, fresh->GetPrivateData(nullptr, &len)) << "no request or reply yet";
+
+    Pair p;
+    Peer &peer = p.peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    ASSERT_ND(ND_SUCCESS, p.rcq.Create(node.adapter.get(), node.file, 64));
+    ASSERT_ND(ND_SUCCESS, p.conn.Create(node, p.rcq, p.rcq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    std::string pd = "private data from the active side";
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, p.conn.connector->Bind(local.sa(), local.length()));
+    Ov ov;
+    HRESULT hr = p.conn.connector->Connect(p.conn.qp.get(), dest.sa(), dest.length(), 8, 8, pd.data(),
+                                           static_cast<ULONG>(pd.size()), &ov);
+    PEER_OK(req, peer.Wait());
+    // Passive side after GetConnectionRequest (R129, R132 derived).
+    EXPECT_ND(ND_SUCCESS, ST(req, "rlstatus"));
+    EXPECT_ND(ND_BUFFER_OVERFLOW, ST(req, "pdsize_status")) << "GetPrivateData(nullptr, 0) (R130)";
+    EXPECT_GE(req.U64("pdlen"), pd.size());
+    EXPECT_ND(ND_SUCCESS, ST(req, "pdstatus"));
+    EXPECT_EQ(req.Str("pd").substr(0, 2 * pd.size()), PdHex(pd));
+    EXPECT_ND(ND_SUCCESS, ST(req, "peerstatus")) << "GetPeerAddress after GetConnectionRequest";
+    IpAddress peer_saw = ParseIp(req.Str("peer"));
+    EXPECT_TRUE(opennd::kit::SameIp(peer_saw.sa(), addr.sa())) << req.Str("peer");
+    std::string reply = "the passive side's answer";
+    PEER_OK(acc, peer.Call(Msg("accept").Set("c", req.U64("c")).Set("pd", PdHex(reply)).Set("async", 1)));
+    ASSERT_ND(ND_SUCCESS, Finish(p.conn.connector.get(), &ov, hr));
+    // Active side after Connect (R129).
+    EXPECT_ND(ND_SUCCESS, p.conn.connector->GetReadLimits(&in, &out));
+    len = 0;
+    EXPECT_ND(ND_BUFFER_OVERFLOW, p.conn.connector->GetPrivateData(nullptr, &len)) << "R130";
+    EXPECT_GE(len, reply.size());
+    std::vector<char> got(len);
+    EXPECT_ND(ND_SUCCESS, p.conn.connector->GetPrivateData(got.data(), &len));
+    EXPECT_EQ(std::string(got.data(), std::min<size_t>(got.size(), reply.size())), reply);
+    ASSERT_ND(ND_SUCCESS, p.conn.CompleteConnect());
+    PEER_OK(aw, peer.Call(Msg("acceptwait").Set("c", req.U64("c"))));
+    EXPECT_ND(ND_SUCCESS, ST(aw, "status"));
+    // Connected: both addresses; a short buffer is an overflow, untouched.
+    len = sizeof a.storage;
+    ASSERT_ND(ND_SUCCESS, p.conn.connector->GetPeerAddress(a.sa(), &len));
+    EXPECT_TRUE(opennd::kit::SameIp(a.sa(), dest.sa()));
+    EXPECT_EQ(PortOf(a), PortOf(dest));
+    std::vector<uint8_t> small(addr.length() - 1, 0x33);
+    len = static_cast<ULONG>(small.size());
+    EXPECT_ND(ND_BUFFER_OVERFLOW, p.conn.connector->GetLocalAddress(reinterpret_cast<sockaddr *>(small.data()), &len));
+    EXPECT_EQ(len, addr.length());
+    for (uint8_t b : small) ASSERT_EQ(b, 0x33);
+    len = static_cast<ULONG>(small.size());
+    EXPECT_ND(ND_BUFFER_OVERFLOW, p.conn.connector->GetPeerAddress(reinterpret_cast<sockaddr *>(small.data()), &len));
+}
+
+TEST_P(Connection, CompleteConnectWithoutConnectR122) {
+    Ref<IND2Connector> c;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    Ov ov;
+    EXPECT_ND(ND_CONNECTION_INVALID, Finish(c.get(), &ov, c->CompleteConnect(&ov)));
+}
+
+// R128: a passive Reject completes the active Connect with
+// ND_CONNECTION_REFUSED and carries its private data.
+TEST_P(Connection, PassiveRejectR128) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Ov ov;
+    HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
+    PEER_OK(req, peer.Wait());
+    std::string why = "not today";
+    PEER_OK(rj, peer.Call(Msg("reject").Set("c", req.U64("c")).Set("pd", PdHex(why))));
+    EXPECT_ND(ND_SUCCESS, ST(rj, "status"));
+    EXPECT_ND(ND_CONNECTION_REFUSED, Finish(c.connector.get(), &ov, hr));
+    char buf[64] = {};
+    ULONG len = sizeof buf;
+    EXPECT_ND(ND_SUCCESS, c.connector->GetPrivateData(buf, &len)) << "the reject's private data";
+    EXPECT_GE(len, why.size());
+    EXPECT_EQ(std::string(buf, why.size()), why);
+}
+
+// R128, D31: the active side rejects after Connect completed; the passive
+// Accept fails (refused or aborted).
+TEST_P(Connection, ActiveRejectR128) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Ov ov;
+    HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
+    PEER_OK(req, peer.Wait());
+    PEER_OK(acc, peer.Call(Msg("accept").Set("c", req.U64("c")).Set("async", 1)));
+    ASSERT_ND(ND_SUCCESS, Finish(c.connector.get(), &ov, hr));
+    EXPECT_ND(ND_SUCCESS, c.connector->Reject(nullptr, 0));
+    HRESULT accept_status = ST(acc, "status");
+    if (accept_status == ND_PENDING) {
+        PEER_OK(aw, peer.Call(Msg("acceptwait").Set("c", req.U64("c"))));
+        accept_status = ST(aw, "status");
+    }
+    EXPECT_ND_IN(Any(ND_CONNECTION_REFUSED, ND_CONNECTION_ABORTED), accept_status);
+}
+
+// R127: Accept makes the active Connect complete, and completes itself only
+// after the active side's CompleteConnect.
+TEST_P(Connection, AcceptCompletesAfterCompleteConnectR127) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Ov ov;
+    HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
+    PEER_OK(req, peer.Wait());
+    SleepMs(50);
+    EXPECT_ND(ND_PENDING, c.connector->GetOverlappedResult(&ov, FALSE)) << "Connect completed before Accept";
+    PEER_OK(acc, peer.Call(Msg("accept").Set("c", req.U64("c")).Set("async", 1)));
+    EXPECT_ND(ND_PENDING, ST(acc, "status"));
+    ASSERT_ND(ND_SUCCESS, Finish(c.connector.get(), &ov, hr)) << "Accept must make Connect complete";
+    SleepMs(200);
+    PEER_OK(poll, peer.Call(Msg("acceptpoll").Set("c", req.U64("c"))));
+    EXPECT_ND(ND_PENDING, ST(poll, "status")) << "Accept completed before CompleteConnect";
+    ASSERT_ND(ND_SUCCESS, c.CompleteConnect());
+    if (ST(poll, "status") == ND_PENDING) {
+        PEER_OK(aw, peer.Call(Msg("acceptwait").Set("c", req.U64("c"))));
+        EXPECT_ND(ND_SUCCESS, ST(aw, "status"));
+    }
+}
+
+// R118, R119: no listener: ND_CONNECTION_REFUSED, and the Connect may be
+// retried on the same connector; the QP is as before and works.
+TEST_P(Connection, RefusedThenRetriedR118R119) {
+    Listener probe;
+    ASSERT_EQ(probe.Start(node, WithPort(addr, 0)), "");
+    uint16_t port = probe.port;
+    probe.listener.reset();  // nobody listens on `port` now
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    IpAddress dest = WithPort(addr, port);
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    Ov ov;
+    EXPECT_ND(ND_CONNECTION_REFUSED,
+              Finish(c.connector.get(), &ov, c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr,
+                                                                  0, &ov)));
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen").Set("port", port)));
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("recvs", 1).Set("recvsize", 64)));
+    ov.Reuse();
+    EXPECT_ND(ND_SUCCESS, Finish(c.connector.get(), &ov,
+                                 c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov)))
+        << "retrying Connect on the same connector";
+    EXPECT_ND(ND_SUCCESS, c.CompleteConnect());
+    PEER_OK(s, peer.Wait());
+    Mem m(64);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, c.PostSend(m, 0, 64));
+    EXPECT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeSend)) << "the QP after a refused Connect";
+}
+
+// R119: after a failed Connect the QP works with a new connector.
+TEST_P(Connection, QueuePairReusableAfterFailedConnectR119) {
+    Listener probe;
+    ASSERT_EQ(probe.Start(node, WithPort(addr, 0)), "");
+    uint16_t port = probe.port;
+    probe.listener.reset();
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    EXPECT_ND(ND_CONNECTION_REFUSED, c.Connect(WithPort(addr, port)));
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("recvs", 1).Set("recvsize", 64)));
+    ASSERT_ND(ND_SUCCESS, c.NewConnector());
+    EXPECT_ND(ND_SUCCESS, c.Connect(WithPort(addr, static_cast<uint16_t>(l.U64("port")))));
+    PEER_OK(s, peer.Wait());
+    Mem m(64);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, c.PostSend(m, 0, 64));
+    EXPECT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeSend));
+}
+
+// R117, R141: a QP connects to one peer at a time.
+TEST_P(Connection, ConnectedQueuePairCannotConnectAgainR117R141) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    // Active: the connected QP in a new Connect.
+    Ref<IND2Connector> c2;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c2->Bind(local.sa(), local.length()));
+    PEER_OK(l2, p.peer.Call(Msg("listen").Set("name", "l2")));
+    IpAddress dest2 = WithPort(addr, static_cast<uint16_t>(l2.U64("port")));
+    Ov ov;
+    EXPECT_ND(ND_CONNECTION_ACTIVE,
+              Finish(c2.get(), &ov, c2->Connect(p.conn.qp.get(), dest2.sa(), dest2.length(), 8, 8, nullptr, 0, &ov)));
+    // Passive: a second request accepted with the connected QP.
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Ref<IND2Connector> c3;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c3.pv()));
+    ASSERT_TRUE(p.peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port)));
+    Ov og;
+    ASSERT_ND(ND_SUCCESS, Finish(l.listener.get(), &og, l.listener->GetConnectionRequest(c3.get(), &og)));
+    Ov oa;
+    EXPECT_ND(ND_CONNECTION_ACTIVE, Finish(c3.get(), &oa, c3->Accept(p.conn.qp.get(), 8, 8, nullptr, 0, &oa)));
+    c3->Reject(nullptr, 0);
+    c3.reset();
+    p.peer.Wait(0, false);  // its Connect fails one way or another
+}
+
+// R126, R143: the active side cancels during Connect: Connect completes
+// ND_CANCELED, and the passive Accept / Reject see ND_CONNECTION_ABORTED.
+TEST_P(Connection, ActiveCancelsDuringConnectR126R143) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    for (bool use_reject : {false, true}) {
+        SCOPED_TRACE(use_reject ? "passive Reject" : "passive Accept");
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_TRUE(peer.Post(Msg("getreq")));
+        IpAddress local = WithPort(addr, 0);
+        ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+        Ov ov;
+        HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
+        PEER_OK(req, peer.Wait());
+        ASSERT_ND(ND_SUCCESS, c.connector->CancelOverlappedRequests());
+        EXPECT_ND(ND_CANCELED, Finish(c.connector.get(), &ov, hr));
+        SleepMs(50);
+        if (use_reject) {
+            PEER_OK(r, peer.Call(Msg("reject").Set("c", req.U64("c"))));
+            EXPECT_ND(ND_CONNECTION_ABORTED, ST(r, "status"));
+        } else {
+            PEER_OK(r, peer.Call(Msg("accept").Set("c", req.U64("c"))));
+            EXPECT_ND(ND_CONNECTION_ABORTED, ST(r, "status"));
+        }
+    }
+}
+
+// R143: releasing the connector during Connect abandons it as well.
+TEST_P(Connection, ActiveReleasesDuringConnectR143) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    auto ov = std::make_unique<Ov>();
+    HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, ov.get());
+    PEER_OK(req, peer.Wait());
+    c.connector.reset();  // abandon; the request completes (cancelled) with the object
+    if (hr == ND_PENDING) {
+        Deadline d(WaitMs());
+        while (ov->Internal == ND_PENDING && !d.Expired()) SleepMs(1);
+        EXPECT_NE(static_cast<HRESULT>(ov->Internal), ND_PENDING) << "Connect still pending after the release";
+    }
+    SleepMs(50);
+    PEER_OK(r, peer.Call(Msg("accept").Set("c", req.U64("c"))));
+    EXPECT_ND(ND_CONNECTION_ABORTED, ST(r, "status"));
+}
+
+// R123: a connector whose Accept failed cannot be used again.
+TEST_P(Connection, ConnectorUnusableAfterFailedAcceptR123) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    // The peer connects and then gives up before we answer.
+    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port).Set("complete", 0)));
+    ASSERT_ND(ND_SUCCESS, l.Get(c));
+    // Accept, the peer releases without CompleteConnect: Accept fails.
+    Ov ov;
+    HRESULT hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &ov);
+    Msg cr = peer.Wait();
+    ASSERT_TRUE(cr.ok()) << cr.error();
+    PEER_OK(rel, peer.Call(Msg("release").Set("c", cr.U64("c")).Set("what", "both")));
+    HRESULT accept_status = Finish(c.connector.get(), &ov, hr);
+    EXPECT_TRUE(FAILED(accept_status)) << "Accept after the active side released: " << StatusName(accept_status);
+    // The connector is done: another Accept (with a fresh QP) fails.
+    Conn fresh;
+    ASSERT_ND(ND_SUCCESS, fresh.Create(node, cq, cq));
+    ov.Reuse();
+    HRESULT again = Finish(c.connector.get(), &ov, c.connector->Accept(fresh.qp.get(), 8, 8, nullptr, 0, &ov));
+    EXPECT_TRUE(FAILED(again)) << "a connector whose Accept failed accepted again: " << StatusName(again);
+}
+
+// R121, R151: slow clients are not timed out (Accept and CompleteConnect
+// both come seconds late).
+TEST_P(Connection, SlowClientsAreNotTimedOutR121R151) {
+    constexpr uint64_t kDelay = 2000;
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Ov ov;
+    HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
+    PEER_OK(req, peer.Wait());
+    PEER_OK(acc, peer.Call(Msg("accept").Set("c", req.U64("c")).Set("async", 1).Set("delay", kDelay),
+                           WaitMs() + kDelay));
+    ASSERT_ND(ND_SUCCESS, Finish(c.connector.get(), &ov, hr)) << "Connect after a slow Accept";
+    SleepMs(kDelay);
+    EXPECT_ND(ND_SUCCESS, c.CompleteConnect()) << "a slow CompleteConnect";
+    PEER_OK(aw, peer.Call(Msg("acceptwait").Set("c", req.U64("c"))));
+    EXPECT_ND(ND_SUCCESS, ST(aw, "status"));
+}
+
+// R147: Listen(0) has no backlog limit: many requests wait for
+// GetConnectionRequest.
+TEST_P(Connection, BacklogZeroHoldsManyRequestsR147) {
+    constexpr int kN = 24;
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0), 0), "");
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kN)));
+    SleepMs(300);  // all requests reach the backlog before anyone asks
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 1024));
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<std::unique_ptr<Ov>> ovs;
+    for (int i = 0; i < kN; ++i) {
+        conns.push_back(std::make_unique<Conn>());
+        ASSERT_ND(ND_SUCCESS, conns.back()->Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, l.Get(*conns.back())) << "request " << i;
+        ovs.push_back(std::make_unique<Ov>());
+        HRESULT hr = conns.back()->connector->Accept(conns.back()->qp.get(), 8, 8, nullptr, 0, ovs.back().get());
+        ASSERT_TRUE(hr == ND_PENDING || hr == ND_SUCCESS) << StatusName(hr);
+    }
+    PEER_OK(r, peer.Wait(WaitMs() * 2));
+    EXPECT_EQ(r.U64("ok"), static_cast<uint64_t>(kN)) << "first failure " << StatusName(ST(r, "status"));
+    for (int i = 0; i < kN; ++i) EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), ovs[i].get(), ND_PENDING));
+}
+
+// R149: several GetConnectionRequests outstanding; each incoming request
+// completes exactly one.
+TEST_P(Connection, EachRequestCompletesOneGetConnectionRequestR149) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    constexpr int kWaiting = 4, kIncoming = 2;
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<std::unique_ptr<Ov>> ovs;
+    for (int i = 0; i < kWaiting; ++i) {
+        conns.push_back(std::make_unique<Conn>());
+        ASSERT_ND(ND_SUCCESS, conns.back()->Create(node, cq, cq));
+        ovs.push_back(std::make_unique<Ov>());
+        ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(conns.back()->connector.get(), ovs.back().get()));
+    }
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kIncoming)));
+    int got = 0;
+    std::vector<bool> done(kWaiting, false);
+    std::vector<std::unique_ptr<Ov>> accepts(kWaiting);
+    Deadline d(WaitMs());
+    while (got < kIncoming && !d.Expired()) {
+        for (int i = 0; i < kWaiting; ++i) {
+            if (done[i]) continue;
+            HRESULT hr = l.listener->GetOverlappedResult(ovs[i].get(), FALSE);
+            if (hr == ND_PENDING) continue;
+            done[i] = true;
+            EXPECT_ND(ND_SUCCESS, hr);
+            ++got;
+            accepts[i] = std::make_unique<Ov>();
+            HRESULT a = conns[i]->connector->Accept(conns[i]->qp.get(), 8, 8, nullptr, 0, accepts[i].get());
+            EXPECT_TRUE(a == ND_PENDING || a == ND_SUCCESS) << StatusName(a);
+        }
+        SleepMs(1);
+    }
+    EXPECT_EQ(got, kIncoming);
+    PEER_OK(r, peer.Wait());
+    EXPECT_EQ(r.U64("ok"), static_cast<uint64_t>(kIncoming));
+    for (int i = 0; i < kWaiting; ++i) {
+        if (accepts[i]) {
+            EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), accepts[i].get(), ND_PENDING));
+        }
+    }
+    SleepMs(QuietMs());
+    int still = 0;
+    for (int i = 0; i < kWaiting; ++i)
+        if (!done[i] && l.listener->GetOverlappedResult(ovs[i].get(), FALSE) == ND_PENDING) ++still;
+    EXPECT_EQ(still, kWaiting - kIncoming) << "one request completed more than one GetConnectionRequest";
+    ASSERT_ND(ND_SUCCESS, l.listener->CancelOverlappedRequests());
+    for (int i = 0; i < kWaiting; ++i) {
+        if (!done[i]) {
+            EXPECT_ND(ND_CANCELED, Finish(l.listener.get(), ovs[i].get(), ND_PENDING));
+        }
+    }
+}
+
+// R150: closing the listener completes its GetConnectionRequests with
+// ND_CANCELED.
+TEST_P(Connection, ClosingTheListenerCancelsItsRequestsR150) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Ref<IND2Connector> c1, c2;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    Ov a, b;
+    ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(c1.get(), &a));
+    ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(c2.get(), &b));
+    l.listener.reset();
+    for (Ov *ov : {&a, &b}) {
+        Deadline d(WaitMs());
+        while (!ov->Signaled() && !d.Expired()) SleepMs(1);
+        EXPECT_TRUE(ov->Signaled()) << "no completion after the listener was released";
+        EXPECT_ND(ND_CANCELED, static_cast<HRESULT>(ov->Internal));
+    }
+}
+
+// R145: a wildcard listener takes connections on every address of its
+// adapter (of that family).
+TEST_P(Connection, WildcardListenerServesEveryAddressR145) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, Wildcard(addr.family(), 0)), "");
+    ULONG cb = 0;
+    node.adapter->QueryAddressList(nullptr, &cb);
+    std::vector<uint8_t> buf(cb);
+    auto *list = reinterpret_cast<SOCKET_ADDRESS_LIST *>(buf.data());
+    ASSERT_ND(ND_SUCCESS, node.adapter->QueryAddressList(list, &cb));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    int tried = 0;
+    for (INT i = 0; i < list->iAddressCount; ++i) {
+        IpAddress a;
+        if (!opennd::kit::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a)) continue;
+        if (a.family() != addr.family()) continue;
+        SCOPED_TRACE("connecting to " + IpText(a));
+        ++tried;
+        Peer peer;
+        ASSERT_EQ(peer.Start(a), "");
+        ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(a)).Set("port", l.port)));
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, l.Get(c));
+        EXPECT_ND(ND_SUCCESS, c.Accept());
+        PEER_OK(r, peer.Wait());
+        EXPECT_ND(ND_SUCCESS, ST(r, "status"));
+        HRESULT hr;
+        IpAddress local = LocalOf(c.connector.get(), &hr);
+        EXPECT_ND(ND_SUCCESS, hr);
+        EXPECT_TRUE(opennd::kit::SameIp(local.sa(), a.sa())) << "the connection's local address is " << IpText(local);
+    }
+    EXPECT_GE(tried, 1);
+}
+
+// Two listeners at once on one adapter: IPv4 and IPv6 on the same port
+// number when the provider serves both, else two ports; each gets its own
+// requests.
+TEST_P(Connection, TwoListenersAtOnce) {
+    IpAddress other = addr;
+    for (const auto &t : TestAddresses())
+        if (ParseIp(t).family() != addr.family()) other = ParseIp(t);
+    Listener a, b;
+    ASSERT_EQ(a.Start(node, WithPort(addr, 0)), "");
+    uint16_t want = other.family() != addr.family() ? a.port : 0;
+    ASSERT_EQ(b.Start(node, WithPort(other, want)), "");
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    struct Side {
+        Listener *l;
+        IpAddress ip;
+    } sides[2] = {{&a, addr}, {&b, other}};
+    for (auto &s : sides) {
+        Peer peer;
+        ASSERT_EQ(peer.Start(s.ip), "");
+        ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(s.ip)).Set("port", s.l->port)));
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, s.l->Get(c)) << "listener on " << IpText(s.ip);
+        EXPECT_ND(ND_SUCCESS, c.Accept());
+        PEER_OK(r, peer.Wait());
+        EXPECT_ND(ND_SUCCESS, ST(r, "status"));
+    }
+}
+
+// COMPAT: two processes, each with its own listener and connector, connect
+// to each other at the same time, accepting or rejecting, round after
+// round; nothing hangs and the outcomes match.
+TEST_P(Connection, SimultaneousConnectsBetweenTwoProcesses) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(pl, peer.Call(Msg("listen")));
+    Listener mine;
+    ASSERT_EQ(mine.Start(node, WithPort(addr, 0)), "");
+    IpAddress to_peer = WithPort(addr, static_cast<uint16_t>(pl.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 1024));
+    struct Round {
+        bool we_accept, peer_accepts;
+    } rounds[] = {{true, true}, {false, false}, {true, false}, {false, true}};
+    for (int i = 0; i < 20; ++i) {
+        const Round &r = rounds[i % 4];
+        SCOPED_TRACE("round " + std::to_string(i) + (r.we_accept ? ": we accept" : ": we reject") +
+                     (r.peer_accepts ? ", the peer accepts" : ", the peer rejects"));
+        Conn active, passive;
+        ASSERT_ND(ND_SUCCESS, active.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, passive.Create(node, cq, cq));
+        ASSERT_TRUE(peer.Post(
+            Msg("simul").Set("addr", IpText(addr)).Set("port", mine.port).Set("accept", r.peer_accepts ? 1 : 0)));
+        SimultaneousResult res = ConnectSimultaneously(node, mine, active, passive, to_peer, r.we_accept);
+        PEER_OK(pr, peer.Wait());
+        EXPECT_TRUE(res.detail.empty()) << res.detail;
+        EXPECT_TRUE(pr.Str("detail").empty()) << "peer: " << pr.Str("detail");
+        EXPECT_ND(r.peer_accepts ? ND_SUCCESS : ND_CONNECTION_REFUSED, res.active) << "our Connect";
+        EXPECT_ND(ND_SUCCESS, res.passive) << "our Accept/Reject";
+        EXPECT_ND(r.we_accept ? ND_SUCCESS : ND_CONNECTION_REFUSED, ST(pr, "active")) << "the peer's Connect";
+        EXPECT_ND(ND_SUCCESS, ST(pr, "passive")) << "the peer's Accept/Reject";
+        if (HasFatalFailure()) return;
+    }
+}
+
+// COMPAT and §2.2: bad addresses are refused without hanging.
+TEST_P(Connection, BadAddresses) {
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    // Connecting to the unspecified address: STATUS_BAD_NETWORK_NAME.
+    {
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        EXPECT_ND(kBadNetworkName, c.Connect(Wildcard(addr.family(), 7471))) << "Connect to the unspecified address";
+    }
+    // Connecting to an address nobody serves: an error, within the bound.
+    {
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        HRESULT hr = c.Connect(WithPort(Unserved(addr.family()), 7471));
+        EXPECT_ND_IN(Any(ND_CONNECTION_REFUSED, ND_HOST_UNREACHABLE, ND_NETWORK_UNREACHABLE, ND_IO_TIMEOUT,
+                         ND_INVALID_ADDRESS),
+                     hr);
+    }
+    // Binding to an address this adapter does not have.
+    IpAddress foreign = WithPort(Unserved(addr.family()), 0);
+    Ref<IND2Connector> c;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    EXPECT_ND(ND_INVALID_ADDRESS, c->Bind(foreign.sa(), foreign.length())) << "connector";
+    Ref<IND2Listener> l;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    EXPECT_ND(ND_INVALID_ADDRESS, l->Bind(foreign.sa(), foreign.length())) << "listener";
+    // Not an IP address at all.
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    HRESULT hr = l->Bind(reinterpret_cast<sockaddr *>(&un), sizeof un);
+    EXPECT_TRUE(FAILED(hr)) << "Listener::Bind(AF_UNIX) returned " << StatusName(hr);
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    hr = c->Bind(addr.sa(), 2);
+    EXPECT_TRUE(FAILED(hr)) << "Connector::Bind with a 2-byte address returned " << StatusName(hr);
+}
+
+// Many connect/disconnect cycles reuse resources cleanly.
+TEST_P(Connection, RepeatedConnectAndDisconnect) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    Mem m(64);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    for (int i = 0; i < 25; ++i) {
+        SCOPED_TRACE("cycle " + std::to_string(i));
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_TRUE(peer.Post(Msg("serve").Set("recvs", 1).Set("recvsize", 64)));
+        ASSERT_ND(ND_SUCCESS, c.Connect(dest));
+        PEER_OK(s, peer.Wait());
+        ASSERT_ND(ND_SUCCESS, c.PostSend(m, 0, 64));
+        ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeSend));
+        ASSERT_ND(ND_SUCCESS, c.Disconnect());
+        PEER_OK(rel, peer.Call(Msg("release").Set("c", s.U64("c")).Set("what", "all")));
+    }
+}
+
+}  // namespace
+}  // namespace ndc
