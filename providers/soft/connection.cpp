@@ -1,10 +1,26 @@
 #include "connection.h"
 
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace soft {
+namespace {
+const volatile uint64_t g_probe_word = kProbeMagic;
+}
+
+uint64_t ProbeAddress() { return reinterpret_cast<uint64_t>(&g_probe_word); }
+
+bool ProbeCma(pid_t pid, uint64_t address) {
+    const char *off = getenv("OPENND_SOFT_CMA");  // read per connection: tests switch it
+    if ((off && off[0] == '0') || address == 0) return false;
+    uint64_t word = 0;
+    iovec local{&word, sizeof word}, remote{reinterpret_cast<void *>(address), sizeof word};
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof word && word == kProbeMagic;
+}
 
 PeerEngine::~PeerEngine() {
     if (mr_map) munmap(mr_map, kMrTableBytes);

@@ -41,6 +41,12 @@ private:
     std::map<std::pair<dev_t, ino_t>, std::weak_ptr<PeerEngine>> known_;
 };
 
+// The address peers probe to learn whether cross-memory attach works.
+uint64_t ProbeAddress();
+// True if this process can read the peer's memory with process_vm_readv
+// (false when forced off with OPENND_SOFT_CMA=0).
+bool ProbeCma(pid_t pid, uint64_t address);
+
 struct Connection {
     int cm_fd = -1;  // the CM socket (owned): connection events and peer death
     std::shared_ptr<Channel> channel;
@@ -49,6 +55,10 @@ struct Connection {
     pid_t peer_pid = 0;
     uint64_t peer_qp_id = 0;
     std::shared_ptr<PeerEngine> peer;
+    // Cross-memory attach, each way (probed at connection setup). Without
+    // it data moves through the ring (MsgType::*Fragment, Read*).
+    bool can_access_peer = false;
+    bool peer_can_access_us = false;
 
     Connection() = default;
     Connection(const Connection &) = delete;

@@ -129,6 +129,7 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
     CmMessage m = NewCmMessage(CmType::Request);
     m.inbound_read_limit = std::min(inbound_limit, kMaxReadLimit);  // clamped silently (R120)
     m.outbound_read_limit = std::min(outbound_limit, kMaxReadLimit);
+    m.probe_address = ProbeAddress();
     m.qp_id = qp->id();
     m.flags = qp->UsesSrq() ? kCmFlagUsesSrq : 0;
     std::memcpy(m.peer_address, &local_.storage, local_.length());
@@ -164,7 +165,9 @@ HRESULT Connector::CompleteConnect(OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_1;
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Replied) return ND_CONNECTION_INVALID;
-    if (!CmSend(conn_->cm_fd, NewCmMessage(CmType::Ready))) {
+    CmMessage ready = NewCmMessage(CmType::Ready);
+    if (conn_->can_access_peer) ready.flags |= kCmFlagCanAccessPeer;
+    if (!CmSend(conn_->cm_fd, ready)) {
         PeerGoneLocked();
         return requests_.CompleteNow(ov, ND_CONNECTION_ABORTED);
     }
@@ -189,8 +192,10 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     CmMessage m = NewCmMessage(CmType::Accept);
     m.inbound_read_limit = inbound_;
     m.outbound_read_limit = outbound_;
+    m.probe_address = ProbeAddress();
+    if (conn_->can_access_peer) m.flags |= kCmFlagCanAccessPeer;
     m.qp_id = qp->id();
-    m.flags = qp->UsesSrq() ? kCmFlagUsesSrq : 0;
+    m.flags |= qp->UsesSrq() ? kCmFlagUsesSrq : 0;
     std::memcpy(m.peer_address, &local_.storage, local_.length());
     m.peer_address_len = local_.length();
     m.private_len = private_size;

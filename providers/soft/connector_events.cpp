@@ -57,6 +57,8 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             }
             fds[0] = fds[1] = -1;
             conn_->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
+            conn_->can_access_peer = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
+            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0;
             peer_msg_ = m;
             have_peer_data_ = true;
             // The passive side's final limits: what it serves is what we may issue.
@@ -75,6 +77,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
         return;
     case State::Accepting:
         if (m.type == CmType::Ready) {
+            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0;
             qp_->SetConnected();
             state_ = State::Connected;
             requests_.Complete(accept_ov_, ND_SUCCESS);

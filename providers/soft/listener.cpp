@@ -164,6 +164,7 @@ void Listener::ReadRequestLocked(int fd) {
     }
     if (!conn->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[1], fds[2], &error)) return;
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
+    conn->can_access_peer = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
     // The CM socket is blocking for the connector's sends from now on.
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

@@ -4,15 +4,25 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
 #include "connector.h"
 #include "soft_limits.h"
 #include "listener.h"
 #include "memory_objects.h"
 #include "opennd/kit/address.h"
 #include "opennd/kit/completion_queue.h"
+#include "opennd/adapter_notes.h"
 #include "opennd/overlapped_file.h"
 #include "queue_pair.h"
 #include "srq.h"
+
+namespace opennd::kit {
+OPENND_KIT_IIDS(IOpenNdAdapterNotes, &IID_IOpenNdAdapterNotes);
+}
 
 namespace soft {
 namespace kit = opennd::kit;
@@ -32,6 +42,41 @@ private:
     std::shared_ptr<Engine> engine_;
 };
 
+// How this adapter moves data, for ndinfo (IOpenNdAdapterNotes).
+std::string DataPathNotes() {
+    std::string notes = "data path: shared-memory rings between processes on this host";
+    const char *off = getenv("OPENND_SOFT_CMA");
+    int scope = -1;
+    if (FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r")) {
+        if (fscanf(f, "%d", &scope) != 1) scope = -1;
+        fclose(f);
+    }
+    if (off && off[0] == '0')
+        notes += "\nlarge transfers: copied through the rings (OPENND_SOFT_CMA=0)";
+    else if (scope <= 0)
+        notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach (process_vm_readv/writev), one copy";
+    else
+        notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach is restricted (kernel.yama.ptrace_scope=" +
+                 std::to_string(scope) + "); peers that may not attach are served by copying through the rings";
+    notes += "\nother hosts: not reachable yet (the TCP/iWARP path is to come)";
+    return notes;
+}
+
+class Notes : public kit::Unknown<IOpenNdAdapterNotes> {
+public:
+    HRESULT STDMETHODCALLTYPE GetNotes(char *buffer, ULONG *size) override {
+        if (!size) return ND_INVALID_PARAMETER_2;
+        std::string text = DataPathNotes();
+        if (!buffer || *size < text.size() + 1) {
+            *size = static_cast<ULONG>(text.size() + 1);
+            return ND_BUFFER_OVERFLOW;
+        }
+        std::memcpy(buffer, text.c_str(), text.size() + 1);
+        *size = static_cast<ULONG>(text.size() + 1);
+        return ND_SUCCESS;
+    }
+};
+
 template <class T>
 HRESULT HandIfValid(T *obj, REFIID iid, void **pp, HRESULT invalid) {
     if (!obj->Valid()) {
@@ -44,6 +89,14 @@ HRESULT HandIfValid(T *obj, REFIID iid, void **pp, HRESULT invalid) {
 class Adapter : public kit::Unknown<IND2Adapter> {
 public:
     explicit Adapter(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {}
+
+    HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
+        if (ppv && iid == IID_IOpenNdAdapterNotes) {
+            *ppv = static_cast<IOpenNdAdapterNotes *>(new Notes);
+            return S_OK;
+        }
+        return kit::Unknown<IND2Adapter>::QueryInterface(iid, ppv);
+    }
 
     HRESULT STDMETHODCALLTYPE CreateOverlappedFile(HANDLE *ph) override {
         if (!ph) return ND_INVALID_PARAMETER_1;

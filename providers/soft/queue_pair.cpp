@@ -63,8 +63,8 @@ void QueuePair::Unreserve() {
 void QueuePair::Attach(std::shared_ptr<Connection> conn) {
     int side = conn->side;
     {
+        std::lock_guard<std::mutex> rx(rx_mu_);  // lock order: rx, then tx
         std::lock_guard<std::mutex> tx(tx_mu_);
-        std::lock_guard<std::mutex> rx(rx_mu_);
         conn_ = std::move(conn);
         producer_ = RingProducer(conn_->channel.get(), side);
         consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
@@ -127,7 +127,7 @@ HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESUL
 }
 
 void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
-    ops_.push_back(Op{type, ctx, flags, false, true, status, 0, 0});
+    ops_.push_back(Op::Make(type, ctx, flags, true, status, 0));
     ops_count_.store(ops_.size(), std::memory_order_relaxed);
     if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
@@ -159,14 +159,20 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
         TerminatePeer(ND_ACCESS_VIOLATION);
         return ND_SUCCESS;
     }
-    ops_.push_back(Op{Nd2RequestTypeSend, ctx, flags, false, false, ND_PENDING, 0, NowMs()});
+    if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
+        return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
+                                static_cast<uint32_t>(total), flags, 0, 0);
+    ops_.push_back(Op::Make(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs()));
     ops_count_.store(ops_.size(), std::memory_order_relaxed);
     Op &op = ops_.back();
     if (backlog_.empty() && TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
         NoteProgressLocked();
         return ND_SUCCESS;
     }
-    Backlog b{first_seq_ + ops_.size() - 1, {}, {}, static_cast<uint32_t>(total), flags};
+    Backlog b;
+    b.op_seq = first_seq_ + ops_.size() - 1;
+    b.length = static_cast<uint32_t>(total);
+    b.flags = flags;
     if (inline_data || total <= kInlineThreshold) {
         b.inline_data.resize(total);  // the caller may reuse an inline buffer at once
         size_t at = 0;

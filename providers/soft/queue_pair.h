@@ -97,13 +97,49 @@ private:
         HRESULT status;
         uint64_t pos;     // in_ring: its ring position
         uint64_t posted_ms;
+        // A Read through the ring: its data arrives in ReadResponse messages.
+        bool awaiting_data = false;
+        uint32_t got = 0;
+        std::vector<ND2_SGE> sink;
+
+        static Op Make(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status, uint64_t ms) {
+            Op op;
+            op.type = type;
+            op.context = ctx;
+            op.flags = flags;
+            op.in_ring = false;
+            op.done = done;
+            op.status = status;
+            op.pos = 0;
+            op.posted_ms = ms;
+            return op;
+        }
     };
-    struct Backlog {  // a Send that did not fit in the ring yet
+    enum class Stream : uint8_t { None, SendFragments, WriteFragments, ReadRequest };
+    struct Backlog {  // an operation not (fully) in the ring yet
         uint64_t op_seq;
         std::vector<ND2_SGE> sge;
         std::vector<char> inline_data;
         uint32_t length;
         ULONG flags;
+        Stream stream = Stream::None;  // None: one Send message (copy or CMA)
+        uint64_t raddr = 0;
+        uint32_t rtoken = 0;
+        uint32_t published = 0;  // streams: bytes already in the ring
+    };
+    struct ResponseJob {  // a Read served through the ring (target side)
+        uint64_t read_id;
+        uint64_t address;
+        uint32_t length;
+        uint32_t sent;
+        int32_t status;
+    };
+    struct Reassembly {  // a fragmented Send being received
+        bool active = false;
+        PostedReceive receive;
+        uint32_t total = 0;
+        HRESULT status = ND_SUCCESS;
+        bool solicited = false;
     };
 
     HRESULT CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline);
@@ -121,6 +157,15 @@ private:
 
     void ProgressSend();
     void ProgressReceive();
+    // The copy-through-ring path, when cross-memory attach is not permitted
+    // (queue_pair_copy.cpp).
+    HRESULT PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
+                             uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken);
+    bool PumpStreamLocked(Backlog &b, Op &op);
+    void PumpResponsesLocked();
+    // Handles one copy-path message; false if it must wait (no receive yet).
+    // *for_sender: the status the message is finished with; *fatal: the QP fails.
+    bool HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal);
     bool TakeReceive(PostedReceive *r);
     void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
     HRESULT Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
@@ -148,6 +193,8 @@ private:
     // when the oldest Send still in the ring was posted (0: none).
     std::atomic<uint64_t> reaped_pos_{0};
     std::atomic<bool> backlogged_{false};
+    std::deque<ResponseJob> responses_;  // requires tx_mu_
+    std::atomic<bool> responding_{false};
     std::atomic<uint64_t> oldest_in_ring_ms_{0};
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()
     std::deque<Backlog> backlog_;
@@ -156,6 +203,7 @@ private:
     RingConsumer consumer_;
     std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
     std::deque<PostedReceive> receives_;
+    Reassembly reassembly_;
 };
 
 }  // namespace soft

@@ -60,7 +60,12 @@ HRESULT QueuePair::ReapConsumedLocked() {
     for (Op &op : ops_) {
         if (!op.in_ring || op.done) continue;
         if (op.pos >= consumed) break;
-        op.status = producer_.At(op.pos)->status.load(std::memory_order_relaxed);
+        HRESULT status = producer_.At(op.pos)->status.load(std::memory_order_relaxed);
+        if (op.awaiting_data && SUCCEEDED(status)) {  // a Read request taken: its data follows
+            op.in_ring = false;
+            continue;
+        }
+        op.status = status;
         op.done = true;
         if (FAILED(op.status) && SUCCEEDED(failed)) failed = op.status;
     }
@@ -115,8 +120,9 @@ void QueuePair::FailLocked(HRESULT) {
 }
 
 void QueuePair::ProgressSend() {
-    if (ops_count_.load(std::memory_order_relaxed) == 0) return;  // nothing outstanding: no lock
-    if (state() == State::Connected && !backlogged_.load(std::memory_order_relaxed) &&
+    bool responding = responding_.load(std::memory_order_relaxed);
+    if (ops_count_.load(std::memory_order_relaxed) == 0 && !responding) return;  // nothing to do: no lock
+    if (!responding && state() == State::Connected && !backlogged_.load(std::memory_order_relaxed) &&
         producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
         uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
         if (oldest == 0 || NowMs() - oldest <= kSendTimeoutMs) return;  // nothing new, nothing due
@@ -128,11 +134,19 @@ void QueuePair::ProgressSend() {
     while (!backlog_.empty() && state() == State::Connected) {
         Backlog &b = backlog_.front();
         Op &op = ops_[b.op_seq - first_seq_];
-        const char *data = b.inline_data.empty() ? nullptr : b.inline_data.data();
-        if (data == nullptr && b.length <= kInlineThreshold) data = "";  // zero-length
-        if (!TryPublishSendLocked(op, b.sge.data(), static_cast<ULONG>(b.sge.size()), data, b.length, b.flags)) break;
+        bool published;
+        if (b.stream != Stream::None) {
+            published = PumpStreamLocked(b, op);
+        } else {
+            const char *data = b.inline_data.empty() ? nullptr : b.inline_data.data();
+            if (data == nullptr && b.length <= kInlineThreshold) data = "";  // zero-length
+            published =
+                TryPublishSendLocked(op, b.sge.data(), static_cast<ULONG>(b.sge.size()), data, b.length, b.flags);
+        }
+        if (!published) break;
         backlog_.pop_front();
     }
+    if (state() == State::Connected) PumpResponsesLocked();
     EmitLocked();
     NoteProgressLocked();
     bool failed_now = was_connected && state() == State::Error;
@@ -236,6 +250,22 @@ void QueuePair::ProgressReceive() {
     if (!lock.owns_lock()) return;
     bool failed = false;
     while (MsgHeader *m = consumer_.Peek()) {
+        if (m->type >= MsgType::SendFragment && m->type <= MsgType::ReadResponse) {
+            int32_t for_sender = ND_SUCCESS;
+            bool fatal = false;
+            if (m->slots == 0 || m->slots > kRingSlots) {
+                failed = true;
+                break;
+            }
+            if (!HandleCopyMessage(m, &for_sender, &fatal)) break;  // waits for a receive
+            consumer_.Finish(m, for_sender);
+            conn_->WakePeer();
+            if (fatal) {
+                failed = true;
+                break;
+            }
+            continue;
+        }
         bool well_formed = (m->type == MsgType::SendInline || m->type == MsgType::SendCma) && m->slots >= 1 &&
                            m->slots <= kRingSlots && m->length <= kMaxTransferLength &&
                            (m->type != MsgType::SendInline || Channel::SlotsFor(m->length) <= m->slots);
@@ -262,8 +292,12 @@ void QueuePair::ProgressReceive() {
 }
 
 void QueuePair::FlushReceives() {
-    if (srq_) return;  // an SRQ's receives belong to the SRQ, not to one QP
     std::lock_guard<std::mutex> lock(rx_mu_);
+    if (reassembly_.active) {  // a message cut short: its receive is flushed
+        CompleteReceive(reassembly_.receive, ND_CANCELED, 0, false);
+        reassembly_.active = false;
+    }
+    if (srq_) return;  // an SRQ's receives belong to the SRQ, not to one QP
     for (const PostedReceive &r : receives_) CompleteReceive(r, ND_CANCELED, 0, false);
     receives_.clear();
 }

@@ -97,6 +97,11 @@ HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr
     std::unique_lock<std::mutex> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    uint64_t total = 0;
+    if (state() == State::Connected && !conn_->can_access_peer &&
+        LocalSgesValid(sge, nsge, kRightLocalWrite | kRightReadSink, &total) && total > 0 && total <= kMaxTransferLength)
+        return PostStreamLocked(Stream::ReadRequest, Nd2RequestTypeRead, ctx, sge, nsge, static_cast<uint32_t>(total),
+                                flags, raddr, rtoken);
     HRESULT status = state() == State::Connected ? RemoteAccess(sge, nsge, raddr, rtoken, false, flags) : ND_CANCELED;
     bool was_connected = state() == State::Connected;
     PushOpLocked(Nd2RequestTypeRead, ctx, flags, status);
@@ -120,6 +125,10 @@ HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 radd
     std::unique_lock<std::mutex> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
+    if (state() == State::Connected && !conn_->can_access_peer && total > 0 &&
+        ((flags & ND_OP_FLAG_INLINE) || LocalSgesValid(sge, nsge, 0, nullptr)))
+        return PostStreamLocked(Stream::WriteFragments, Nd2RequestTypeWrite, ctx, sge, nsge,
+                                static_cast<uint32_t>(total), flags, raddr, rtoken);
     HRESULT status = state() == State::Connected ? RemoteAccess(sge, nsge, raddr, rtoken, true, flags) : ND_CANCELED;
     bool was_connected = state() == State::Connected;
     PushOpLocked(Nd2RequestTypeWrite, ctx, flags, status);

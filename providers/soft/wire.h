@@ -11,7 +11,7 @@
 
 namespace soft {
 
-constexpr uint16_t kWireVersion = 1;
+constexpr uint16_t kWireVersion = 2;  // 2: copy-through-ring messages (no cross-memory attach)
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
@@ -23,7 +23,8 @@ enum class CmType : uint16_t {
     Terminate = 6, // a fatal error on the connection (remote access violation)
 };
 
-constexpr uint16_t kCmFlagUsesSrq = 0x1;  // the sender's QP receives through an SRQ
+constexpr uint16_t kCmFlagUsesSrq = 0x1;        // the sender's QP receives through an SRQ
+constexpr uint16_t kCmFlagCanAccessPeer = 0x2;  // Accept/Ready: the sender can reach the receiver by CMA
 constexpr uint32_t kCmMagic = 0x4F4E4443;  // "ONDC"
 constexpr uint32_t kMaxPrivateData = 512;
 constexpr uint32_t kAdvertisedPrivateData = 256;  // MaxCallerData and MaxCalleeData
@@ -38,7 +39,7 @@ struct CmMessage {
     uint32_t inbound_read_limit;
     uint32_t outbound_read_limit;
     uint64_t qp_id;            // sender's QP identifier (window binding checks)
-    uint64_t mr_table_base;    // reserved (0)
+    uint64_t probe_address;    // Request/Accept: 8 bytes of kProbeMagic in the sender, for a CMA probe
     uint8_t peer_address[28];  // the address the sender sees itself as (sockaddr_in/_in6)
     uint32_t peer_address_len;
     int32_t status;            // Terminate: the error; Reject: 0
@@ -83,11 +84,20 @@ constexpr uint32_t kChannelHeaderBytes = 4096;
 constexpr uint32_t kChannelBytes = kChannelHeaderBytes + 2 * kRingSlots * kSlotSize;
 
 enum class MsgType : uint8_t {
-    Pad = 1,        // skip to the end of the ring
-    SendInline = 2, // payload: the data
-    SendCma = 3,    // payload: SgeRef[n] in the sender's address space
+    Pad = 1,           // skip to the end of the ring
+    SendInline = 2,    // payload: the data
+    SendCma = 3,       // payload: SgeRef[n] in the sender's address space
+    // Without cross-memory attach (not permitted between the two processes),
+    // data moves through the ring in fragments:
+    SendFragment = 4,  // payload: FragmentHeader + data
+    WriteFragment = 5, // payload: RemoteHeader + data, placed by the target
+    ReadRequest = 6,   // payload: RemoteHeader (offset 0, total = bytes to read)
+    ReadResponse = 7,  // payload: ResponseHeader + data
 };
 constexpr uint8_t kMsgSolicited = 0x1;
+constexpr uint8_t kMsgFirst = 0x2;
+constexpr uint8_t kMsgLast = 0x4;
+constexpr uint64_t kProbeMagic = 0x4F4E44434D415052ull;  // "ONDCMAPR"
 
 // The first 16 bytes of a message. `seq` is written last by the producer
 // (release) and equals (position + 1) truncated to 32 bits.
@@ -100,6 +110,32 @@ struct MsgHeader {
     std::atomic<int32_t> status;  // written by the consumer before it advances tail
 };
 static_assert(sizeof(MsgHeader) == 16, "MsgHeader layout");
+
+struct FragmentHeader {
+    uint32_t total;   // bytes in the whole message
+    uint32_t offset;  // where this fragment's data goes
+};
+static_assert(sizeof(FragmentHeader) == 8, "FragmentHeader layout");
+
+struct RemoteHeader {
+    uint64_t address;  // target virtual address of the whole operation
+    uint32_t token;    // remote token as the application passed it (network order)
+    uint32_t total;
+    uint32_t offset;
+    uint32_t reserved;
+    uint64_t read_id;  // ReadRequest: echoed in the responses
+};
+static_assert(sizeof(RemoteHeader) == 32, "RemoteHeader layout");
+
+struct ResponseHeader {
+    uint64_t read_id;
+    uint32_t offset;
+    int32_t status;  // ND status of the read at the target (last fragment)
+};
+static_assert(sizeof(ResponseHeader) == 16, "ResponseHeader layout");
+
+// Data bytes per fragment: one ring message of at most 4 KiB of payload.
+constexpr uint32_t kFragmentData = 4096 - 32;
 
 struct SgeRef {
     uint64_t address;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
+#include <tuple>
 
 #include "support/nd_session.h"
 
@@ -64,10 +66,21 @@ int Reap(pid_t pid) {
     return 255;
 }
 
-class TwoProcess : public ::testing::TestWithParam<const char *> {
+// (address, data path): with cross-memory attach, or copying through the
+// rings as when it is not permitted (OPENND_SOFT_CMA=0).
+class TwoProcess : public ::testing::TestWithParam<std::tuple<const char *, bool>> {
 protected:
-    void SetUp() override { ASSERT_EQ(NdStartup(), S_OK); }
-    void TearDown() override { NdCleanup(); }
+    void SetUp() override {
+        if (std::get<1>(GetParam()))
+            unsetenv("OPENND_SOFT_CMA");
+        else
+            setenv("OPENND_SOFT_CMA", "0", 1);
+        ASSERT_EQ(NdStartup(), S_OK);
+    }
+    void TearDown() override {
+        NdCleanup();
+        unsetenv("OPENND_SOFT_CMA");
+    }
 };
 
 // Echo server: returns every message it receives, then serves RDMA on a
@@ -116,7 +129,7 @@ bool EchoServer(const char *address, int port_fd) {
 }
 
 TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
-    const char *address = GetParam();
+    const char *address = std::get<0>(GetParam());
     int port_fd = -1;
     pid_t child = Spawn(&port_fd, [&](int fd) { return EchoServer(address, fd); });
     ASSERT_GT(child, 0);
@@ -138,8 +151,8 @@ TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
     EXPECT_GE(pdlen, 5u);
     EXPECT_EQ(std::string(pd, 5), "hello");
 
-    // Echo of sizes from 0 B through the cross-memory-attach path.
-    for (size_t size : {size_t(0), size_t(1), size_t(8), size_t(4096), size_t(4097), size_t(65536)}) {
+    // Echo of sizes from 0 B through the large-message path (CMA or fragments).
+    for (size_t size : {size_t(0), size_t(1), size_t(8), size_t(4096), size_t(4097), size_t(12345), size_t(65536)}) {
         for (size_t i = 0; i < size; ++i) out.bytes[i] = static_cast<char>(size + i * 13);
         ND2_SGE ss = out.Sge(0, size);
         ASSERT_EQ(ep.qp->Send(&out, &ss, size ? 1 : 0, 0), ND_SUCCESS);
@@ -199,6 +212,11 @@ TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
     EXPECT_EQ(Reap(child), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Addresses, TwoProcess, ::testing::Values("127.0.0.1", "::1"));
+INSTANTIATE_TEST_SUITE_P(AddressesAndPaths, TwoProcess,
+                         ::testing::Combine(::testing::Values("127.0.0.1", "::1"), ::testing::Bool()),
+                         [](const auto &info) {
+                             return std::string(std::get<0>(info.param)[0] == ':' ? "IPv6" : "IPv4") +
+                                    (std::get<1>(info.param) ? "_CrossMemoryAttach" : "_CopyThroughRing");
+                         });
 
 }  // namespace

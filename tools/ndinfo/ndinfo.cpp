@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ndsupport.h"
+#include "opennd/adapter_notes.h"
 #include "opennd/kit/address.h"
 #include "opennd/providers.h"
 #include "report.h"
@@ -73,6 +74,15 @@ ProviderReport Describe(const opennd::CatalogProvider &cp) {
             ar.info.InfoVersion = ND_VERSION_2;
             ULONG cb = sizeof ar.info;
             ar.query_status = adapter->Query(&ar.info, &cb);
+            IOpenNdAdapterNotes *notes = nullptr;
+            if (SUCCEEDED(adapter->QueryInterface(IID_IOpenNdAdapterNotes, reinterpret_cast<void **>(&notes)))) {
+                ULONG size = 0;
+                if (notes->GetNotes(nullptr, &size) == ND_BUFFER_OVERFLOW) {
+                    std::string text(size, '\0');
+                    if (SUCCEEDED(notes->GetNotes(text.data(), &size))) ar.notes = text.c_str();
+                }
+                notes->Release();
+            }
             adapter->Release();
         }
         pr.adapters.push_back(ar);

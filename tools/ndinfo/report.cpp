@@ -78,6 +78,17 @@ void PrintText(const Report &r) {
                 std::printf("    Query failed: %s\n", StatusText(a.query_status).c_str());
                 continue;
             }
+            if (!a.notes.empty()) {
+                std::string line;
+                for (char c : a.notes + "\n") {
+                    if (c != '\n') {
+                        line += c;
+                        continue;
+                    }
+                    std::printf("    note: %s\n", line.c_str());
+                    line.clear();
+                }
+            }
 #define PRINT_FIELD(f) std::printf("    %-28s %llu\n", #f, static_cast<unsigned long long>(a.info.f));
             ADAPTER_FIELDS(PRINT_FIELD)
 #undef PRINT_FIELD
@@ -102,8 +113,8 @@ void PrintJson(const Report &r) {
             std::printf("%s{\"id\":%llu,\"addresses\":[", j ? "," : "", static_cast<unsigned long long>(a.id));
             for (size_t k = 0; k < a.addresses.size(); ++k)
                 std::printf("%s%s", k ? "," : "", Json(a.addresses[k]).c_str());
-            std::printf("],\"open_status\":%s,\"query_status\":%s", Json(StatusText(a.open_status)).c_str(),
-                        Json(StatusText(a.query_status)).c_str());
+            std::printf("],\"open_status\":%s,\"query_status\":%s,\"notes\":%s", Json(StatusText(a.open_status)).c_str(),
+                        Json(StatusText(a.query_status)).c_str(), Json(a.notes).c_str());
             if (SUCCEEDED(a.open_status) && SUCCEEDED(a.query_status)) {
                 std::printf(",\"info\":{");
                 const char *sep = "";

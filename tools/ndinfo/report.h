@@ -12,6 +12,7 @@ struct AdapterReport {
     HRESULT open_status = ND_SUCCESS;
     HRESULT query_status = ND_SUCCESS;
     ND2_ADAPTER_INFO info{};
+    std::string notes;  // the provider's IOpenNdAdapterNotes, if it has them
 };
 
 struct ProviderReport {
