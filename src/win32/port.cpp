@@ -2,6 +2,9 @@
 // PostQueuedCompletionStatus.
 #include "win32/port.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "core/log.h"
 #include "win32/file_object.h"
 
@@ -14,6 +17,7 @@ void PortObject::OnHandleClosed() {
         if (!queue_.empty()) {
             OPENND_LOG(Info, "completion port closed with %zu packets queued; dropped", queue_.size());
             queue_.clear();
+            queued_.store(0, std::memory_order_relaxed);
             FdDrain(fd());
         }
     }
@@ -25,14 +29,42 @@ bool PortObject::Post(const Packet &packet) {
         std::lock_guard lock(mu_);
         if (closed_) return false;
         queue_.push_back(packet);
+        queued_.store(queue_.size(), std::memory_order_release);
         if (queue_.size() == 1) FdSignal(fd());
     }
     cv_.notify_one();
     return true;
 }
 
+// How long a waiter spins before it sleeps. On virtual machines a wake-up
+// costs tens of microseconds while a packet often arrives within a few: a
+// short spin can keep blocking waits fast when the other side answers at
+// once. Off by default: on 2-core VMs the spinner steals the CPU the answer
+// needs (measured: 72 us with a 20 us spin vs 48 us without, ndperf -b).
+// OPENND_WAIT_SPIN_US sets the spin in microseconds (default 0, off).
+static inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+static std::chrono::microseconds SpinBudget() {
+    static const long us = [] {
+        const char *s = getenv("OPENND_WAIT_SPIN_US");
+        return s && *s ? std::max(0L, std::atol(s)) : 0L;
+    }();
+    return std::chrono::microseconds(us);
+}
+
 template <class Sink>
 PortObject::Result PortObject::Dequeue(ULONG max, ULONG *got, const Deadline &deadline, Sink &&sink) {
+    if (queued_.load(std::memory_order_acquire) == 0 && SpinBudget().count() > 0) {
+        auto until = std::min(Deadline::Clock::now() + SpinBudget(), deadline.at());
+        while (queued_.load(std::memory_order_acquire) == 0 && Deadline::Clock::now() < until)
+            CpuRelax();
+    }
     std::unique_lock lock(mu_);
     auto ready = [this] { return !queue_.empty() || closed_; };
     if (deadline.infinite())
@@ -46,6 +78,7 @@ PortObject::Result PortObject::Dequeue(ULONG max, ULONG *got, const Deadline &de
         sink(n++, queue_.front());
         queue_.pop_front();
     }
+    queued_.store(queue_.size(), std::memory_order_relaxed);
     *got = n;
     if (queue_.empty()) {
         FdDrain(fd());

@@ -1,6 +1,7 @@
 // I/O completion ports.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 
@@ -54,6 +55,7 @@ private:
 
     std::condition_variable cv_;
     std::deque<Packet> queue_;  // guarded by mu_
+    std::atomic<size_t> queued_{0};  // queue_.size(), for the lock-free spin before sleeping
     bool closed_ = false;       // guarded by mu_
 };
 

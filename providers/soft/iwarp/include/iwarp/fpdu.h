@@ -1,0 +1,103 @@
+// FPDUs: one DDP segment (DDP + RDMAP headers and payload) framed by MPA
+// with its length, pad and CRC32c (RFC 5044 "FPDU Format", RFC 5041 §4,
+// RFC 5040 §4). Encoders append to a byte vector; the decoder takes the
+// stream in arbitrary chunks and yields one validated segment at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "iwarp/status.h"
+#include "iwarp/wire.h"
+
+namespace iwarp {
+
+struct ReadRequest {
+    uint32_t sink_stag = 0;
+    uint64_t sink_to = 0;
+    uint32_t size = 0;
+    uint32_t source_stag = 0;
+    uint64_t source_to = 0;
+};
+
+// A decoded DDP segment. Spans point into the decoder's buffer or the
+// caller's input; they are valid until the next Feed (or see Keep).
+struct Segment {
+    Opcode opcode = Opcode::Send;
+    bool tagged = false;
+    bool last = false;
+    uint16_t ulpdu_length = 0;
+    uint32_t stag = 0;  // tagged: Data Sink STag
+    uint64_t to = 0;    // tagged: Data Sink Tagged Offset
+    uint32_t qn = 0, msn = 0, mo = 0;  // untagged
+    uint32_t invalidate_stag = 0;      // Send with Invalidate variants
+    ReadRequest read;                  // Read Request
+    std::span<const uint8_t> header;   // DDP header (+ RDMAP Read Request header) as received
+    std::span<const uint8_t> payload;  // ULP data (empty for Read Request)
+};
+
+struct FpduOptions {
+    bool crc = false;                     // negotiated at connection setup
+    size_t max_ulpdu = kMaxUlpduLength;   // inbound limit (<= 65535)
+    bool strict = true;                   // reject reserved bits and non-zero pad
+};
+
+// Validates a ULPDU as a DDP segment. On failure fills *fault and returns
+// false. Checks everything knowable without connection state: versions,
+// reserved bits (strict), opcode, T bit against opcode, queue number against
+// opcode, Read Request and Terminate shape.
+bool ParseSegment(std::span<const uint8_t> ulpdu, bool strict, Segment *seg, Fault *fault);
+
+// ---- encoding: BeginFpdu, append headers and payload, FinishFpdu ----
+size_t BeginFpdu(std::vector<uint8_t> *out, size_t ulpdu_length);  // returns the FPDU's start offset
+void FinishFpdu(std::vector<uint8_t> *out, size_t start, bool crc);  // pad and CRC (zero when !crc)
+void AppendTaggedHeader(std::vector<uint8_t> *out, Opcode op, bool last, uint32_t stag, uint64_t to);
+void AppendUntaggedHeader(std::vector<uint8_t> *out, Opcode op, bool last, uint32_t qn, uint32_t msn, uint32_t mo,
+                          uint32_t rsvd = 0);
+void AppendReadRequestHeader(std::vector<uint8_t> *out, const ReadRequest &rr);
+
+// Whole FPDUs.
+void EncodeTagged(std::vector<uint8_t> *out, Opcode op, bool last, uint32_t stag, uint64_t to,
+                  std::span<const uint8_t> payload, bool crc);
+void EncodeUntagged(std::vector<uint8_t> *out, Opcode op, bool last, uint32_t qn, uint32_t msn, uint32_t mo,
+                    uint32_t rsvd, std::span<const uint8_t> payload, bool crc);
+void EncodeReadRequest(std::vector<uint8_t> *out, uint32_t msn, const ReadRequest &rr, bool crc);
+
+// Incremental FPDU decoder. Memory is bounded by one FPDU of max_ulpdu.
+class FpduDecoder {
+public:
+    enum class Status : uint8_t { NeedMore, Segment, Error };
+
+    explicit FpduDecoder(const FpduOptions &options = {}) : opt_(options) {}
+
+    // Consumes bytes until one segment is complete (Segment), more are
+    // needed (NeedMore, all consumed), or the stream is bad (Error, sticky).
+    // A whole FPDU at the front of `in` is parsed in place without copying.
+    Status Feed(std::span<const uint8_t> in, size_t *consumed);
+
+    const Segment &segment() const { return seg_; }
+    const Fault &fault() const { return fault_; }
+    Status status() const { return status_; }
+    const FpduOptions &options() const { return opt_; }
+
+    // Copies the current segment into the decoder so its spans outlive the
+    // caller's input buffer (until the next Feed).
+    void Keep();
+
+private:
+    Status Parse(std::span<const uint8_t> fpdu);
+    Status Fail(Errc e);
+
+    FpduOptions opt_;
+    Status status_ = Status::NeedMore;
+    std::vector<uint8_t> buf_;  // partial FPDU (or a kept one)
+    size_t have_ = 0;
+    size_t need_ = 0;           // whole FPDU size once the length is known
+    std::span<const uint8_t> current_;  // the FPDU behind seg_
+    Segment seg_;
+    Fault fault_;
+};
+
+}  // namespace iwarp

@@ -1,0 +1,112 @@
+// Incremental FPDU decoding: length, then the whole FPDU (bounded by
+// max_ulpdu), then CRC, pad and DDP/RDMAP validation before anything is
+// handed on. An FPDU that arrives whole is parsed where it lies.
+#include <algorithm>
+#include <cstring>
+
+#include "iwarp/bytes.h"
+#include "iwarp/crc32c.h"
+#include "iwarp/fpdu.h"
+
+namespace iwarp {
+
+FpduDecoder::Status FpduDecoder::Fail(Errc e) {
+    fault_ = Fault{};
+    fault_.errc = e;
+    fault_.code = TerminateCodeFor(e);
+    fault_.send_terminate = true;
+    status_ = Status::Error;
+    buf_.clear();
+    buf_.shrink_to_fit();
+    return status_;
+}
+
+FpduDecoder::Status FpduDecoder::Parse(std::span<const uint8_t> fpdu) {
+    const size_t ulpdu = LoadBe16(fpdu.data());
+    const size_t crc_at = fpdu.size() - kMpaCrcSize;
+    if (opt_.crc) {
+        const uint32_t expect = Crc32c(fpdu.data(), crc_at);
+        if (LoadLe32(fpdu.data() + crc_at) != expect) return Fail(Errc::FpduCrc);
+    }
+    if (opt_.strict) {
+        for (size_t i = kMpaLengthSize + ulpdu; i < crc_at; ++i)
+            if (fpdu[i] != 0) return Fail(Errc::FpduPad);
+    }
+    if (!ParseSegment(fpdu.subspan(kMpaLengthSize, ulpdu), opt_.strict, &seg_, &fault_)) {
+        status_ = Status::Error;
+        buf_.clear();
+        return status_;
+    }
+    current_ = fpdu;
+    status_ = Status::Segment;
+    return status_;
+}
+
+FpduDecoder::Status FpduDecoder::Feed(std::span<const uint8_t> in, size_t *consumed) {
+    *consumed = 0;
+    if (status_ == Status::Error) return status_;
+    status_ = Status::NeedMore;
+    seg_ = Segment{};
+    current_ = {};
+    const size_t max_ulpdu = std::min(opt_.max_ulpdu, kMaxUlpduLength);
+    auto check_length = [&](size_t ulpdu) {
+        if (ulpdu < sizeof(TaggedHeader)) return Fail(Errc::FpduTooShort);
+        if (ulpdu > max_ulpdu) return Fail(Errc::FpduTooLong);
+        return Status::NeedMore;
+    };
+
+    // Fast path: nothing buffered and the whole FPDU is in `in`.
+    if (have_ == 0 && in.size() >= kMpaLengthSize) {
+        const size_t ulpdu = LoadBe16(in.data());
+        if (check_length(ulpdu) == Status::Error) return status_;
+        const size_t total = FpduSize(ulpdu);
+        if (in.size() >= total) {
+            *consumed = total;
+            return Parse(in.first(total));
+        }
+    }
+    size_t pos = 0;
+    while (pos < in.size()) {
+        if (have_ < kMpaLengthSize) {
+            if (buf_.size() < kMpaLengthSize) buf_.resize(kMpaLengthSize);
+            buf_[have_++] = in[pos++];
+            if (have_ == kMpaLengthSize) {
+                const size_t ulpdu = LoadBe16(buf_.data());
+                if (check_length(ulpdu) == Status::Error) {
+                    *consumed = pos;
+                    return status_;
+                }
+                need_ = FpduSize(ulpdu);
+                buf_.resize(need_);
+            }
+            continue;
+        }
+        const size_t take = std::min(need_ - have_, in.size() - pos);
+        std::memcpy(buf_.data() + have_, in.data() + pos, take);
+        have_ += take;
+        pos += take;
+        if (have_ == need_) {
+            *consumed = pos;
+            have_ = 0;  // the next Feed starts a new FPDU; buf_ keeps this one until then
+            return Parse(std::span<const uint8_t>(buf_.data(), need_));
+        }
+    }
+    *consumed = pos;
+    return status_;
+}
+
+void FpduDecoder::Keep() {
+    if (status_ != Status::Segment || current_.empty()) return;
+    if (!buf_.empty() && current_.data() == buf_.data()) return;  // already ours
+    const uint8_t *old_base = current_.data();
+    buf_.assign(current_.begin(), current_.end());
+    const uint8_t *base = buf_.data();
+    auto rebase = [&](std::span<const uint8_t> s) {
+        return s.empty() ? s : std::span<const uint8_t>(base + (s.data() - old_base), s.size());
+    };
+    seg_.header = rebase(seg_.header);
+    seg_.payload = rebase(seg_.payload);
+    current_ = std::span<const uint8_t>(base, buf_.size());
+}
+
+}  // namespace iwarp
