@@ -1,0 +1,220 @@
+// Remote access violations of every kind, for RDMA Read and Write: unknown
+// token, outside the region, missing rights (region and window), window
+// invalidated, local SGE with a bad token. COMPAT-NOTES: accepted at post
+// time, completed ND_ACCESS_VIOLATION, the connection ends, and the target's
+// memory is untouched. Run once per address.
+#include "suite.h"
+
+namespace ndc {
+namespace {
+
+NDC_INSTANTIATE_ADDRESSES(RemoteAccess);
+
+// Our QP connected to the peer; the peer has a 64 KiB buffer "t" filled
+// with pattern 9 and registered with `flags`; we have receives posted so
+// the end of the connection shows.
+struct Target {
+    Pair p;
+    Mem m{65536};
+    Remote t;
+    int rctx[2];
+    std::string Setup(Node &node, const IpAddress &addr, ULONG flags) {
+        std::string err = p.Connect(node, addr);
+        if (!err.empty()) return err;
+        HRESULT hr = m.Register(node.adapter.get(), node.file, kAllRights);
+        if (FAILED(hr)) return "Register: " + StatusName(hr);
+        FillPattern(m.data(), m.size(), 77);
+        for (int k = 0; k < 2; ++k)
+            if (FAILED(hr = p.conn.PostReceive(m, 0, 64, &rctx[k]))) return "Receive: " + StatusName(hr);
+        t = PeerRegister(p.peer, "t", 65536, flags, 9);
+        return t.addr ? "" : "peer reg failed";
+    }
+    // Posts a Read or Write of len bytes at (addr, token): accepted at post
+    // time (COMPAT); returns its completion status.
+    HRESULT Access(bool write, uint64_t at, UINT32 token, ULONG len = 4096) {
+        ND2_SGE sge = m.Sge(0, len);
+        HRESULT hr = write ? p.conn.qp->Write(&m, &sge, 1, at, token, 0) : p.conn.qp->Read(&m, &sge, 1, at, token, 0);
+        EXPECT_ND(ND_SUCCESS, hr) << "COMPAT: a bad remote access is accepted at post time";
+        if (FAILED(hr)) return hr;
+        ND2_RESULT r;
+        if (!p.rcq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &m; }, &r)) return kHang;
+        EXPECT_EQ(r.RequestType, write ? Nd2RequestTypeWrite : Nd2RequestTypeRead);
+        return r.Status;
+    }
+    // After the failed access: the connection is over (R090) and the
+    // target's buffer still holds its pattern.
+    void ExpectConnectionEndedAndTargetIntact() {
+        for (int k = 0; k < 2; ++k) {
+            ND2_RESULT r;
+            ASSERT_TRUE(p.rcq.Next(&r)) << "receive " << k << " was not flushed after the access violation";
+            EXPECT_ND(ND_CANCELED, r.Status);
+            EXPECT_EQ(r.RequestContext, &rctx[k]);
+        }
+        Msg k = p.peer.Call(Msg("check").Set("name", "t").Set("seed", 9));
+        EXPECT_TRUE(k.ok()) << "the target's memory changed: " << k.error();
+    }
+};
+
+constexpr ULONG kReadOnly = ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ;
+constexpr ULONG kWriteOnly = ND_MR_FLAG_ALLOW_REMOTE_WRITE;  // includes local write (D04)
+
+TEST_P(RemoteAccess, ReadWithUnknownToken) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(false, t.t.addr, t.t.token ^ 0x5A5A5A5A));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, WriteWithUnknownToken) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr, t.t.token ^ 0x5A5A5A5A));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+// R109: past the end of the region.
+TEST_P(RemoteAccess, ReadPastTheRegionR109) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(false, t.t.addr + 65536 - 8, t.t.token, 16));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, WritePastTheRegion) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr + 65536 - 8, t.t.token, 16));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, WriteBeforeTheRegion) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr - 8, t.t.token, 16));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+// Missing rights on the target region.
+TEST_P(RemoteAccess, ReadWithoutRemoteReadRight) {
+    Target t;
+    std::string err = t.Setup(node, addr, kWriteOnly);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(false, t.t.addr, t.t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, WriteWithoutRemoteWriteRight) {
+    Target t;
+    std::string err = t.Setup(node, addr, kReadOnly);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr, t.t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+// D04: local write alone (0x1) grants no remote write.
+TEST_P(RemoteAccess, WriteWithOnlyLocalWriteRight) {
+    Target t;
+    std::string err = t.Setup(node, addr, ND_MR_FLAG_ALLOW_LOCAL_WRITE);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr, t.t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+// Windows: rights are the window's, the range is the window's.
+struct WindowTarget : Target {
+    UINT32 token = 0;
+    std::string Bind(Node &node, const IpAddress &addr, ULONG bind_flags, size_t off = 4096, size_t len = 8192) {
+        std::string err = Setup(node, addr, kAllRights);
+        if (!err.empty()) return err;
+        Msg r = p.peer.Call(
+            Msg("mw").Set("name", "w").Set("mem", "t").Set("off", off).Set("len", len).Set("flags", bind_flags).Set("c", 0));
+        if (!r.ok()) return r.error();
+        if (FAILED(ST(r, "hr")) || FAILED(ST(r, "status"))) return "peer Bind: " + StatusName(ST(r, "status"));
+        token = static_cast<UINT32>(r.U64("token"));
+        return "";
+    }
+};
+
+TEST_P(RemoteAccess, WriteThroughWindowWithoutWriteRight) {
+    WindowTarget t;
+    std::string err = t.Bind(node, addr, ND_OP_FLAG_ALLOW_READ);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr + 4096, t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, ReadThroughWindowWithoutReadRight) {
+    WindowTarget t;
+    std::string err = t.Bind(node, addr, ND_OP_FLAG_ALLOW_WRITE);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(false, t.t.addr + 4096, t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, WritePastTheWindow) {
+    WindowTarget t;
+    std::string err = t.Bind(node, addr, ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE);
+    ASSERT_TRUE(err.empty()) << err;
+    // Inside the region, outside the window.
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr + 4096 + 8192 - 8, t.token, 16));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+// R106: after Invalidate (by the target), both directions fail.
+TEST_P(RemoteAccess, ReadThroughInvalidatedWindowR106) {
+    WindowTarget t;
+    std::string err = t.Bind(node, addr, ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE);
+    ASSERT_TRUE(err.empty()) << err;
+    EXPECT_ND(ND_SUCCESS, t.Access(false, t.t.addr + 4096, t.token));  // works while bound
+    PEER_OK(inv, t.p.peer.Call(Msg("inval").Set("name", "w").Set("c", 0)));
+    ASSERT_ND(ND_SUCCESS, ST(inv, "status"));
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(false, t.t.addr + 4096, t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+TEST_P(RemoteAccess, WriteThroughInvalidatedWindowR106) {
+    WindowTarget t;
+    std::string err = t.Bind(node, addr, ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE);
+    ASSERT_TRUE(err.empty()) << err;
+    PEER_OK(inv, t.p.peer.Call(Msg("inval").Set("name", "w").Set("c", 0)));
+    ASSERT_ND(ND_SUCCESS, ST(inv, "status"));
+    ASSERT_ND(ND_ACCESS_VIOLATION, t.Access(true, t.t.addr + 4096, t.token));
+    t.ExpectConnectionEndedAndTargetIntact();
+}
+
+// The region's own token still cannot reach past what the region allows
+// while a window covers part of it (windows and regions are independent).
+TEST_P(RemoteAccess, RegionTokenUnaffectedByWindow) {
+    WindowTarget t;
+    std::string err = t.Bind(node, addr, ND_OP_FLAG_ALLOW_READ);
+    ASSERT_TRUE(err.empty()) << err;
+    EXPECT_ND(ND_SUCCESS, t.Access(false, t.t.addr, t.t.token, 4096));
+    EXPECT_EQ(CheckPattern(t.m.data(), 4096, 9), "");
+}
+
+// A local SGE naming memory that is not registered (bad local token): the
+// request fails in its completion with ND_ACCESS_VIOLATION.
+TEST_P(RemoteAccess, LocalSgeWithBadToken) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    ND2_SGE sge = t.m.Sge(0, 64);
+    sge.MemoryRegionToken ^= 0x00F0F0F0;
+    HRESULT hr = t.p.conn.qp->Write(&t.m, &sge, 1, t.t.addr, t.t.token, 0);
+    if (hr == ND_SUCCESS) {
+        ND2_RESULT r;
+        ASSERT_TRUE(t.p.rcq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &t.m; }, &r));
+        EXPECT_ND(ND_ACCESS_VIOLATION, r.Status);
+        t.ExpectConnectionEndedAndTargetIntact();
+    } else {
+        EXPECT_ND(ND_ACCESS_VIOLATION, hr) << "refused at once";
+    }
+}
+
+}  // namespace
+}  // namespace ndc
