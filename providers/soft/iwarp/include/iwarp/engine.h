@@ -1,0 +1,216 @@
+// The RDMAP/DDP messaging engine for one connection, pure logic: no socket,
+// no thread, no lock (one caller at a time). The provider feeds it the
+// bytes read from TCP (Receive), writes out what it produces (Pull), posts
+// work (Post*) and polls completions.
+//
+// Transmit: Sends, RDMA Writes and Read Requests leave in posting order,
+// Read Responses in request order; whole messages alternate between the two
+// queues (never interleaved segment by segment: Linux siw refuses that
+// within tagged or untagged traffic). Messages are cut into FPDUs of at most
+// the MSS. A Read waits while ORD Reads are outstanding. A Send or Write
+// completes when its last FPDU has been handed out by Pull (iWARP has no
+// acknowledgement; as on iWARP hardware).
+//
+// Receive: Sends land in posted receive buffers by MSN and offset and
+// complete in MSN order; tagged segments are checked through Placement
+// before placement; Read Requests beyond IRD, bad offsets, lengths or STags
+// end the stream with a Terminate (local_fault()); a Terminate from the
+// peer fails the in-flight operations (remote_terminate()).
+//
+// Connection setup rules carried over from the handshake (Negotiated): the
+// initiator's first FPDU is the RTR when one was negotiated; the responder
+// transmits nothing until the initiator's first FPDU (the RTR) has arrived.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "iwarp/bytes.h"
+#include "iwarp/fpdu.h"
+#include "iwarp/handshake.h"
+#include "iwarp/placement.h"
+#include "iwarp/status.h"
+#include "iwarp/terminate.h"
+
+namespace iwarp {
+
+struct EngineOptions {
+    uint32_t mss = 1460;               // outbound FPDUs never exceed this (rounded down to 4, >= 64)
+    size_t max_inbound_ulpdu = kMaxUlpduLength;
+    bool strict = true;                // reject reserved bits and pad (FpduOptions::strict)
+    bool stall_on_missing_receive = true;  // hold the stream (Receive returns Stalled) until
+                                           // PostReceive + Resume; false: Terminate at once
+    size_t max_send_queue = 4096;
+    size_t max_receive_queue = 4096;
+};
+
+enum class OpStatus : uint8_t {
+    Success,
+    RemoteAccessError,     // the peer terminated with a protection error (ND_ACCESS_VIOLATION)
+    RemoteOperationError,  // the peer terminated for another reason
+    LocalLengthError,      // an inbound Send was longer than this receive buffer
+    ProtocolError,         // in flight when we terminated the stream for the peer's fault
+    Flushed,               // never ran: the connection failed first (ND_CANCELED)
+};
+const char *OpStatusName(OpStatus s);
+
+enum class CompletionKind : uint8_t { Send, Write, Read, Receive };
+
+struct Completion {
+    CompletionKind kind = CompletionKind::Send;
+    uint64_t id = 0;
+    OpStatus status = OpStatus::Success;
+    uint32_t length = 0;        // Receive: bytes placed; Send/Write/Read: message length
+    bool solicited = false;     // Receive: Send with Solicited Event
+    bool invalidated = false;   // Receive: Send with Invalidate, `invalidated_stag` invalidated
+    uint32_t invalidated_stag = 0;
+};
+
+struct SendFlags {
+    bool solicited = false;
+    bool invalidate = false;
+    uint32_t invalidate_stag = 0;
+};
+
+enum class RxStatus : uint8_t { Ok, Stalled, Failed };
+struct RxResult {
+    size_t consumed = 0;
+    RxStatus status = RxStatus::Ok;
+};
+
+class Engine {
+public:
+    Engine(const Negotiated &negotiated, Placement &placement, const EngineOptions &options = {});
+    Engine(const Engine &) = delete;
+    Engine &operator=(const Engine &) = delete;
+
+    // ---- posting: false once the connection failed or the queue is full ----
+    bool PostSend(uint64_t id, std::span<const ConstBuffer> sgl, SendFlags flags = {});
+    bool PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t stag, uint64_t to);
+    // Reads `length` bytes at source_stag/source_to of the peer into our
+    // sink_stag/sink_to (checked with Access::LocalWrite as responses land).
+    bool PostRead(uint64_t id, uint32_t sink_stag, uint64_t sink_to, uint32_t length, uint32_t source_stag,
+                  uint64_t source_to);
+    bool PostReceive(uint64_t id, std::span<const MutableBuffer> sgl);
+
+    // ---- the stream ----
+    // Inbound bytes. Stalled: a Send found no receive buffer; everything up
+    // to and including it was consumed and kept; post a receive, then Resume.
+    // Failed: the stream is over (bytes are discarded from then on).
+    RxResult Receive(std::span<const uint8_t> bytes);
+    RxStatus Resume();
+    // Appends whole FPDUs while they fit in `budget` (at least one if any is
+    // ready); returns the bytes appended.
+    size_t Pull(std::vector<uint8_t> *out, size_t budget);
+    bool WantsToSend() const;
+
+    bool PollCompletion(Completion *c);
+
+    // Ends the connection from this side: every operation completes Flushed;
+    // with `send_terminate`, Pull hands out a Terminate (RDMAP catastrophic).
+    void Abort(bool send_terminate);
+
+    // ---- state ----
+    bool failed() const { return failed_; }
+    bool stalled() const { return stalled_; }
+    bool established() const { return !awaiting_first_fpdu_; }  // responder: RTR / first FPDU in
+    const Fault &local_fault() const { return local_fault_; }
+    const std::optional<TerminateMessage> &remote_terminate() const { return remote_terminate_; }
+    const Negotiated &negotiated() const { return negotiated_; }
+    size_t max_fpdu() const { return max_fpdu_; }
+    size_t max_payload(bool tagged) const;
+    size_t outstanding_reads() const { return orq_.size(); }  // ours, in flight (<= ORD)
+    size_t inbound_reads() const { return irq_.size(); }      // the peer's, queued (<= IRD)
+
+private:
+    enum class OpKind : uint8_t { Send, Write, Read, Rtr };
+    enum class Source : uint8_t { None, Sq, Irq };
+    enum class Step : uint8_t { Done, Stall };
+
+    struct SqOp {
+        OpKind kind = OpKind::Send;
+        uint64_t id = 0;
+        std::vector<ConstBuffer> sgl;
+        size_t total = 0;
+        size_t sent = 0;
+        size_t sge = 0, sge_offset = 0;  // gather cursor
+        Opcode opcode = Opcode::Send;
+        uint32_t rsvd = 0;               // Invalidate STag
+        uint32_t stag = 0;
+        uint64_t to = 0;
+        uint32_t msn = 0;
+        ReadRequest read;
+    };
+    struct OrqEntry {  // our Read, waiting for its response
+        uint64_t id = 0;
+        bool internal = false;  // the RTR: no completion
+        uint32_t msn = 0;
+        ReadRequest read;
+        uint32_t received = 0;
+    };
+    struct IrqEntry {  // the peer's Read, answered by Read Responses
+        ReadRequest read;
+        uint32_t sent = 0;
+        uint8_t header_length = 0;
+        uint8_t header[sizeof(UntaggedHeader) + sizeof(ReadRequestHeader)] = {};
+        uint16_t ulpdu_length = 0;
+    };
+    struct RqEntry {
+        uint64_t id = 0;
+        std::vector<MutableBuffer> sgl;
+        size_t capacity = 0;
+        uint32_t received = 0;
+        size_t sge = 0, sge_offset = 0;  // scatter cursor
+        bool done = false, solicited = false, invalidated = false;
+        uint32_t invalidated_stag = 0;
+    };
+
+    // engine_tx.cpp
+    Source PickSource() const;
+    size_t NextFpduSize(Source s) const;
+    void EmitSq(std::vector<uint8_t> *out);
+    void EmitIrq(std::vector<uint8_t> *out);
+    // engine_rx.cpp
+    Step Dispatch(const Segment &s);
+    bool AcceptFirstFpdu(const Segment &s, bool *consumed);
+    Step OnSend(const Segment &s);
+    // engine_tagged.cpp
+    void OnWrite(const Segment &s);
+    void OnReadRequest(const Segment &s);
+    void OnReadResponse(const Segment &s);
+    // engine_error.cpp
+    void LocalFault(const Fault &f, int64_t length_error_rq = -1);
+    void FaultOn(Errc e, const Segment &s, bool read_source = false, int64_t length_error_rq = -1);
+    void OnTerminate(const Segment &s);
+    void FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq = -1);
+    void Complete(CompletionKind kind, uint64_t id, OpStatus status, uint32_t length);
+
+    Negotiated negotiated_;
+    Placement &placement_;
+    EngineOptions options_;
+    size_t max_fpdu_ = 0;
+    FpduDecoder decoder_;
+
+    std::deque<SqOp> sq_;
+    std::deque<OrqEntry> orq_;
+    std::deque<IrqEntry> irq_;
+    std::deque<RqEntry> rq_;       // rq_[i] takes MSN rx_msn_[kQueueSend] + i
+    std::deque<Completion> cq_;
+    uint32_t tx_msn_[kQueueCount] = {1, 1, 1};
+    uint32_t rx_msn_[kQueueCount] = {1, 1, 1};
+    Source current_ = Source::None;  // queue whose head message is partly sent
+    Source last_ = Source::Irq;      // alternate between queues at message boundaries
+
+    bool awaiting_first_fpdu_ = false;
+    bool stalled_ = false;
+    bool failed_ = false;
+    Fault local_fault_;
+    std::optional<TerminateMessage> remote_terminate_;
+    std::vector<uint8_t> terminate_out_;  // a Terminate FPDU waiting for Pull
+};
+
+}  // namespace iwarp

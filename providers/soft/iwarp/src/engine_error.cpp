@@ -1,0 +1,81 @@
+// Failure: the Terminate we send when the peer breaks the protocol, the one
+// we receive, and completing every operation exactly once either way.
+#include <algorithm>
+#include <cstring>
+
+#include "iwarp/engine.h"
+
+namespace iwarp {
+
+void Engine::FaultOn(Errc e, const Segment &s, bool read_source, int64_t length_error_rq) {
+    Fault f;
+    f.errc = e;
+    f.code = TerminateCodeFor(e, s.tagged, read_source);
+    f.send_terminate = true;
+    // Terminated headers (as siw): DDP and RDMAP errors carry the DDP header
+    // and segment length; a Read Request's protection error also carries its
+    // RDMAP header; LLP errors carry nothing.
+    if (f.code.layer != Layer::Llp) {
+        const size_t ddp = s.tagged ? sizeof(TaggedHeader) : sizeof(UntaggedHeader);
+        const bool rdmap = read_source && s.opcode == Opcode::ReadRequest &&
+                           s.header.size() >= ddp + sizeof(ReadRequestHeader);
+        const size_t n = std::min(rdmap ? ddp + sizeof(ReadRequestHeader) : ddp, s.header.size());
+        std::memcpy(f.header, s.header.data(), n);
+        f.header_length = static_cast<uint8_t>(n);
+        f.has_ddp_header = n == ddp || rdmap;
+        f.has_rdmap_header = rdmap;
+        f.has_segment_length = f.has_ddp_header;
+        f.segment_length = s.ulpdu_length;
+    }
+    LocalFault(f, length_error_rq);
+}
+
+void Engine::LocalFault(const Fault &f, int64_t length_error_rq) {
+    if (failed_) return;
+    failed_ = true;
+    local_fault_ = f;
+    if (f.send_terminate) EncodeTerminate(&terminate_out_, f, tx_msn_[kQueueTerminate]++, negotiated_.crc);
+    FailAll(OpStatus::ProtocolError, OpStatus::Flushed, length_error_rq);
+}
+
+void Engine::OnTerminate(const Segment &s) {
+    TerminateMessage m;
+    ParseTerminate(s.payload, &m);  // the decoder guaranteed the control word
+    remote_terminate_ = m;
+    failed_ = true;
+    local_fault_ = Fault{};
+    local_fault_.errc = Errc::TerminateReceived;
+    local_fault_.code = m.code;
+    // Protection errors (RDMAP remote protection, DDP tagged buffer) fail
+    // what was in flight with an access error: ND_ACCESS_VIOLATION.
+    const bool protection = (m.code.layer == Layer::Rdmap && m.code.etype == etype::kRdmapProtection) ||
+                            (m.code.layer == Layer::Ddp && m.code.etype == etype::kDdpTagged);
+    FailAll(protection ? OpStatus::RemoteAccessError : OpStatus::RemoteOperationError, OpStatus::Flushed);
+}
+
+void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq) {
+    for (const OrqEntry &e : orq_)
+        if (!e.internal) Complete(CompletionKind::Read, e.id, in_flight, 0);
+    orq_.clear();
+    for (size_t i = 0; i < sq_.size(); ++i) {
+        const SqOp &op = sq_[i];
+        if (op.kind == OpKind::Rtr) continue;
+        const bool started = i == 0 && current_ == Source::Sq && op.sent > 0;
+        const CompletionKind kind = op.kind == OpKind::Send    ? CompletionKind::Send
+                                    : op.kind == OpKind::Write ? CompletionKind::Write
+                                                               : CompletionKind::Read;
+        Complete(kind, op.id, started ? in_flight : queued, 0);
+    }
+    sq_.clear();
+    irq_.clear();
+    current_ = Source::None;
+    for (size_t i = 0; i < rq_.size(); ++i) {
+        const bool overflowed = static_cast<int64_t>(i) == length_error_rq;
+        Complete(CompletionKind::Receive, rq_[i].id, overflowed ? OpStatus::LocalLengthError : queued,
+                 rq_[i].received);
+    }
+    rq_.clear();
+    stalled_ = false;
+}
+
+}  // namespace iwarp

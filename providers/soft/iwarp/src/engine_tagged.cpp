@@ -1,0 +1,79 @@
+// Tagged traffic: inbound RDMA Writes, the peer's Read Requests and the
+// Read Responses to our own Reads. Every range is checked (TO wrap first,
+// then Placement::CheckTagged) before any byte moves.
+#include <algorithm>
+#include <limits>
+
+#include "iwarp/engine.h"
+
+namespace iwarp {
+namespace {
+
+Errc ErrcFor(TaggedCheck c) {
+    switch (c) {
+    case TaggedCheck::Ok: return Errc::Ok;
+    case TaggedCheck::InvalidStag: return Errc::TaggedInvalidStag;
+    case TaggedCheck::BaseBounds: return Errc::TaggedBaseBounds;
+    case TaggedCheck::AccessRights: return Errc::TaggedAccessRights;
+    case TaggedCheck::StagNotAssociated: return Errc::TaggedStagNotAssociated;
+    }
+    return Errc::TaggedInvalidStag;
+}
+
+bool Wraps(uint64_t to, uint64_t len) {
+    return len > 0 && to > std::numeric_limits<uint64_t>::max() - (len - 1);
+}
+
+}  // namespace
+
+void Engine::OnWrite(const Segment &s) {
+    const auto len = static_cast<uint32_t>(s.payload.size());
+    if (len == 0) return;  // zero-length Write (an RTR, say): nothing to check or place
+    if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s);
+    const Errc e = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, Access::RemoteWrite));
+    if (e != Errc::Ok) return FaultOn(e, s);
+    placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len);
+}
+
+void Engine::OnReadRequest(const Segment &s) {
+    if (s.msn != rx_msn_[kQueueReadRequest]) return FaultOn(Errc::DdpMsnRange, s);
+    // IRD is the number of Read Requests we queue; one more has no buffer
+    // (siw reports RDMAP "catastrophic, stream" here; the DDP code says why).
+    if (irq_.size() >= negotiated_.ird) return FaultOn(Errc::DdpNoBuffer, s);
+    const ReadRequest &r = s.read;
+    if (r.size > 0) {
+        if (Wraps(r.source_to, r.size) || Wraps(r.sink_to, r.size)) return FaultOn(Errc::TaggedToWrap, s, true);
+        const Errc e = ErrcFor(placement_.CheckTagged(r.source_stag, r.source_to, r.size, Access::RemoteRead));
+        if (e != Errc::Ok) return FaultOn(e, s, true);
+    }
+    ++rx_msn_[kQueueReadRequest];
+    IrqEntry q;
+    q.read = r;
+    q.header_length = static_cast<uint8_t>(s.header.size());
+    std::copy(s.header.begin(), s.header.end(), q.header);
+    q.ulpdu_length = s.ulpdu_length;
+    irq_.push_back(q);
+}
+
+void Engine::OnReadResponse(const Segment &s) {
+    if (orq_.empty()) return FaultOn(Errc::UnexpectedReadResponse, s);
+    OrqEntry &e = orq_.front();
+    const auto len = static_cast<uint32_t>(s.payload.size());
+    // Responses come in request order, each the next piece of its Read.
+    if (s.stag != e.read.sink_stag) return FaultOn(Errc::TaggedInvalidStag, s);
+    if (s.to != e.read.sink_to + e.received || len > e.read.size - e.received ||
+        (s.last && e.received + len != e.read.size))
+        return FaultOn(Errc::TaggedBaseBounds, s);
+    if (len > 0) {
+        if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s);
+        const Errc c = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, Access::LocalWrite));
+        if (c != Errc::Ok) return FaultOn(c, s);
+        placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len);
+    }
+    e.received += len;
+    if (!s.last) return;
+    if (!e.internal) Complete(CompletionKind::Read, e.id, OpStatus::Success, e.read.size);
+    orq_.pop_front();
+}
+
+}  // namespace iwarp

@@ -1,0 +1,145 @@
+// Transmit: message segmentation into FPDUs of at most max_fpdu() bytes,
+// whole messages at a time, alternating between the send queue (Sends,
+// Writes, Read Requests in posting order) and the inbound Read queue (Read
+// Responses in request order).
+#include <algorithm>
+#include <cstring>
+
+#include "iwarp/engine.h"
+
+namespace iwarp {
+
+Engine::Source Engine::PickSource() const {
+    if (current_ != Source::None) return current_;
+    const bool irq_ready = !irq_.empty();
+    bool sq_ready = !sq_.empty();
+    if (sq_ready && sq_.front().opcode == Opcode::ReadRequest && orq_.size() >= negotiated_.ord)
+        sq_ready = false;  // ORD Reads in flight: the send queue waits (in order)
+    if (irq_ready && sq_ready) return last_ == Source::Sq ? Source::Irq : Source::Sq;
+    if (irq_ready) return Source::Irq;
+    return sq_ready ? Source::Sq : Source::None;
+}
+
+size_t Engine::NextFpduSize(Source s) const {
+    if (s == Source::Irq) {
+        const IrqEntry &e = irq_.front();
+        return FpduSize(sizeof(TaggedHeader) + std::min<size_t>(max_payload(true), e.read.size - e.sent));
+    }
+    const SqOp &op = sq_.front();
+    if (op.opcode == Opcode::ReadRequest) return FpduSize(sizeof(UntaggedHeader) + sizeof(ReadRequestHeader));
+    const bool tagged = op.opcode == Opcode::RdmaWrite;
+    const size_t header = tagged ? sizeof(TaggedHeader) : sizeof(UntaggedHeader);
+    return FpduSize(header + std::min(max_payload(tagged), op.total - op.sent));
+}
+
+bool Engine::WantsToSend() const {
+    if (!terminate_out_.empty()) return true;
+    return !failed_ && !awaiting_first_fpdu_ && PickSource() != Source::None;
+}
+
+size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) {
+    const size_t start = out->size();
+    if (terminate_out_.empty() && !failed_ && !awaiting_first_fpdu_) {
+        for (Source s; (s = PickSource()) != Source::None;) {
+            const size_t appended = out->size() - start;
+            if (appended > 0 && appended + NextFpduSize(s) > budget) break;
+            current_ = s;
+            if (s == Source::Sq)
+                EmitSq(out);
+            else
+                EmitIrq(out);
+            if (failed_) break;
+        }
+    }
+    if (!terminate_out_.empty()) {  // last thing on the stream
+        out->insert(out->end(), terminate_out_.begin(), terminate_out_.end());
+        terminate_out_.clear();
+    }
+    return out->size() - start;
+}
+
+void Engine::EmitSq(std::vector<uint8_t> *out) {
+    SqOp &op = sq_.front();
+    if (op.opcode == Opcode::ReadRequest) {
+        const uint32_t msn = tx_msn_[kQueueReadRequest]++;
+        EncodeReadRequest(out, msn, op.read, negotiated_.crc);
+        OrqEntry e;
+        e.id = op.id;
+        e.internal = op.kind == OpKind::Rtr;
+        e.msn = msn;
+        e.read = op.read;
+        orq_.push_back(e);
+        sq_.pop_front();
+        current_ = Source::None;
+        last_ = Source::Sq;
+        return;
+    }
+    const bool tagged = op.opcode == Opcode::RdmaWrite;
+    const size_t n = std::min(max_payload(tagged), op.total - op.sent);
+    const bool last = op.sent + n == op.total;
+    const size_t fpdu = BeginFpdu(out, (tagged ? sizeof(TaggedHeader) : sizeof(UntaggedHeader)) + n);
+    if (tagged) {
+        AppendTaggedHeader(out, Opcode::RdmaWrite, last, op.stag, op.to + op.sent);
+    } else {
+        if (op.sent == 0) op.msn = tx_msn_[kQueueSend]++;
+        AppendUntaggedHeader(out, op.opcode, last, kQueueSend, op.msn, static_cast<uint32_t>(op.sent), op.rsvd);
+    }
+    // Gather n bytes from the caller's buffers, straight into the FPDU.
+    size_t at = out->size();
+    out->resize(at + n);
+    for (size_t left = n; left > 0;) {
+        const ConstBuffer &b = op.sgl[op.sge];
+        const size_t k = std::min(left, b.length - op.sge_offset);
+        if (k > 0) std::memcpy(out->data() + at, b.data + op.sge_offset, k);
+        at += k;
+        left -= k;
+        op.sge_offset += k;
+        if (op.sge_offset == b.length) {
+            ++op.sge;
+            op.sge_offset = 0;
+        }
+    }
+    FinishFpdu(out, fpdu, negotiated_.crc);
+    op.sent += n;
+    if (!last) return;
+    if (op.kind != OpKind::Rtr)
+        Complete(op.kind == OpKind::Send ? CompletionKind::Send : CompletionKind::Write, op.id, OpStatus::Success,
+                 static_cast<uint32_t>(op.total));
+    sq_.pop_front();
+    current_ = Source::None;
+    last_ = Source::Sq;
+}
+
+void Engine::EmitIrq(std::vector<uint8_t> *out) {
+    IrqEntry &e = irq_.front();
+    const size_t n = std::min<size_t>(max_payload(true), e.read.size - e.sent);
+    const bool last = e.sent + n == e.read.size;
+    const size_t fpdu = BeginFpdu(out, sizeof(TaggedHeader) + n);
+    AppendTaggedHeader(out, Opcode::ReadResponse, last, e.read.sink_stag, e.read.sink_to + e.sent);
+    const size_t at = out->size();
+    out->resize(at + n);
+    if (n > 0 && !placement_.FetchTagged(e.read.source_stag, e.read.source_to + e.sent, out->data() + at,
+                                         static_cast<uint32_t>(n))) {
+        out->resize(fpdu);
+        // The source went away after the Read Request was checked: report
+        // it against that request (RDMAP remote protection, as siw).
+        Fault f;
+        f.errc = Errc::LocalFetchFailed;
+        f.code = TerminateCodeFor(Errc::LocalFetchFailed, false, true);
+        f.send_terminate = true;
+        f.has_segment_length = f.has_ddp_header = f.has_rdmap_header = true;
+        f.segment_length = e.ulpdu_length;
+        f.header_length = e.header_length;
+        std::memcpy(f.header, e.header, e.header_length);
+        LocalFault(f);
+        return;
+    }
+    FinishFpdu(out, fpdu, negotiated_.crc);
+    e.sent += static_cast<uint32_t>(n);
+    if (!last) return;
+    irq_.pop_front();
+    current_ = Source::None;
+    last_ = Source::Irq;
+}
+
+}  // namespace iwarp
