@@ -22,31 +22,35 @@ std::shared_ptr<Engine> Engine::Create() {
     }
     std::shared_ptr<Engine> e(new Engine);
     if (!e->mrs_.ok()) return nullptr;
-    e->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    e->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-    if (e->wake_fd_ < 0 || e->epoll_fd_ < 0) return nullptr;
+    Loop &loop = *e->loop_;
+    loop.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (loop.wake_fd < 0 || loop.epoll_fd < 0) return nullptr;
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.fd = e->wake_fd_;
-    if (epoll_ctl(e->epoll_fd_, EPOLL_CTL_ADD, e->wake_fd_, &ev) != 0) return nullptr;
-    e->thread_ = std::thread([raw = e.get()] { raw->Run(); });
+    ev.data.fd = loop.wake_fd;
+    if (epoll_ctl(loop.epoll_fd, EPOLL_CTL_ADD, loop.wake_fd, &ev) != 0) return nullptr;
+    e->thread_ = std::thread(&Engine::Run, std::weak_ptr<Engine>(e), e->loop_);
     return e;
 }
 
+Engine::Loop::~Loop() {
+    if (epoll_fd >= 0) close(epoll_fd);
+    if (wake_fd >= 0) close(wake_fd);
+}
+
 Engine::~Engine() {
-    stop_ = true;
+    loop_->stop = true;
     Kick();
     if (thread_.joinable()) {
-        // The last reference can be dropped by the progress thread itself
-        // (it held the last object alive); it then exits on its own. The
-        // provider library is never unloaded (-z nodelete), so its code stays.
+        // The progress thread itself may drop the last reference; it then
+        // finds `stop` set and returns without touching the engine again.
+        // The library is never unloaded (-z nodelete), so its code stays.
         if (thread_.get_id() == std::this_thread::get_id())
             thread_.detach();
         else
             thread_.join();
     }
-    if (epoll_fd_ >= 0) close(epoll_fd_);
-    if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 void Engine::Watch(int fd, Watched *w) {
@@ -57,11 +61,11 @@ void Engine::Watch(int fd, Watched *w) {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = fd;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    epoll_ctl(loop_->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 void Engine::Unwatch(int fd) {
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     std::lock_guard<std::mutex> lock(mu_);
     watched_.erase(fd);
 }
@@ -78,7 +82,7 @@ void Engine::RemovePollable(Pollable *p) {
 
 void Engine::Kick() {
     uint64_t one = 1;
-    ssize_t n = write(wake_fd_, &one, sizeof one);
+    ssize_t n = write(loop_->wake_fd, &one, sizeof one);
     (void)n;
 }
 
@@ -115,45 +119,59 @@ void Engine::PollAll(bool armed_changed, bool armed) {
     for (Pollable *p : snapshot) p->Unref();
 }
 
-void Engine::Run() {
+bool Engine::AnyArmed() {
+    std::vector<Pollable *> snapshot;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (Pollable *p : pollables_)
+            if (p->TryRef()) snapshot.push_back(p);
+    }
     bool armed = false;
-    while (!stop_.load()) {
-        bool now_armed = false;
+    for (Pollable *p : snapshot) armed = armed || p->NotifyArmed();
+    for (Pollable *p : snapshot) p->Unref();
+    return armed;
+}
+
+void Engine::Dispatch(int fd) {
+    Watched *w = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = watched_.find(fd);
+        if (it != watched_.end() && it->second->TryRef()) w = it->second;
+    }
+    if (w) {
+        w->OnReadable(fd);
+        w->Unref();
+    }
+}
+
+void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
+    bool armed = false;
+    while (!loop->stop.load()) {
         {
-            std::vector<Pollable *> snapshot;
-            {
-                std::lock_guard<std::mutex> lock(mu_);
-                for (Pollable *p : pollables_)
-                    if (p->TryRef()) snapshot.push_back(p);
-            }
-            for (Pollable *p : snapshot) now_armed = now_armed || p->NotifyArmed();
-            for (Pollable *p : snapshot) p->Unref();
-        }
-        // Poll once after flagging "wake me", so nothing published before the
-        // flag was visible is missed; then sleep. While armed, a timeout bounds
-        // how late a send timeout can be noticed.
-        PollAll(now_armed != armed, now_armed);
-        armed = now_armed;
+            std::shared_ptr<Engine> e = weak.lock();
+            if (!e) return;
+            // Poll once after flagging "wake me", so nothing published before
+            // the flag was visible is missed; then sleep. While armed, the
+            // timeout bounds how late a send timeout is noticed.
+            bool now_armed = e->AnyArmed();
+            e->PollAll(now_armed != armed, now_armed);
+            armed = now_armed;
+        }  // may run ~Engine here (it sets stop and detaches this thread)
+        if (loop->stop.load()) return;
         epoll_event events[16];
-        int n = epoll_wait(epoll_fd_, events, 16, armed ? 200 : 1000);
-        if (n < 0 && errno != EINTR) break;
+        int n = epoll_wait(loop->epoll_fd, events, 16, armed ? 200 : 1000);
+        if (n < 0 && errno != EINTR) return;
+        if (loop->stop.load()) return;
+        std::shared_ptr<Engine> e = weak.lock();
+        if (!e) return;
         for (int i = 0; i < n; ++i) {
-            int fd = events[i].data.fd;
-            if (fd == wake_fd_) {
+            if (events[i].data.fd == loop->wake_fd) {
                 uint64_t v;
-                ssize_t r = read(wake_fd_, &v, sizeof v);
+                ssize_t r = read(loop->wake_fd, &v, sizeof v);
                 (void)r;
-                continue;
-            }
-            Watched *w = nullptr;
-            {
-                std::lock_guard<std::mutex> lock(mu_);
-                auto it = watched_.find(fd);
-                if (it != watched_.end() && it->second->TryRef()) w = it->second;
-            }
-            if (w) {
-                w->OnReadable(fd);
-                w->Unref();
+            } else {
+                e->Dispatch(events[i].data.fd);
             }
         }
     }

@@ -58,7 +58,7 @@ public:
 
     MrTable &mrs() { return mrs_; }
     PeerEngines &peers() { return peers_; }
-    int wake_fd() const { return wake_fd_; }
+    int wake_fd() const { return loop_->wake_fd; }
     uint64_t NextQpId() { return next_qp_id_.fetch_add(1) + 1; }
 
     // fd must stay open until Unwatch returns.
@@ -70,19 +70,28 @@ public:
     void Kick();
 
 private:
+    // What the progress thread needs even after the engine is gone: it holds
+    // the engine only weakly (and never while it sleeps), so the last
+    // reference can be dropped anywhere, the progress thread included.
+    struct Loop {
+        int wake_fd = -1;
+        int epoll_fd = -1;
+        std::atomic<bool> stop{false};
+        ~Loop();
+    };
     Engine() = default;
-    void Run();
+    static void Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop);
+    bool AnyArmed();
     void PollAll(bool armed_changed, bool armed);
+    void Dispatch(int fd);
 
     MrTable mrs_;
     PeerEngines peers_;
-    int wake_fd_ = -1;
-    int epoll_fd_ = -1;
+    std::shared_ptr<Loop> loop_ = std::make_shared<Loop>();
     std::atomic<uint64_t> next_qp_id_{0};
     std::mutex mu_;  // guards watched_ and pollables_
     std::unordered_map<int, Watched *> watched_;
     std::vector<Pollable *> pollables_;
-    std::atomic<bool> stop_{false};
     std::thread thread_;
 };
 
