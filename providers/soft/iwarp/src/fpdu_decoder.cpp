@@ -58,7 +58,10 @@ FpduDecoder::Status FpduDecoder::Feed(std::span<const uint8_t> in, size_t *consu
     // Fast path: nothing buffered and the whole FPDU is in `in`.
     if (have_ == 0 && in.size() >= kMpaLengthSize) {
         const size_t ulpdu = LoadBe16(in.data());
-        if (check_length(ulpdu) == Status::Error) return status_;
+        if (check_length(ulpdu) == Status::Error) {
+            *consumed = kMpaLengthSize;
+            return status_;
+        }
         const size_t total = FpduSize(ulpdu);
         if (in.size() >= total) {
             *consumed = total;
