@@ -1,0 +1,200 @@
+// Adapter: object lifecycle (close rules) and the dispatcher thread.
+//
+// Close rules (NDKPI "object lifetime requirements"):
+//  - a close completes when the object has no request in flight (their
+//    callbacks have returned) and no dependent object left open;
+//  - if that holds when NdkCloseXxx is called, the call completes the close
+//    itself and returns STATUS_SUCCESS (no callback);
+//  - otherwise it returns STATUS_PENDING and the close completion runs on the
+//    dispatcher once the last request handler or dependent is gone. A close
+//    called from a callback of the same object is such a case: the callback's
+//    request is still in flight until it returns.
+#include "adapter.h"
+
+#include "opennd/kit/overlapped.h"
+
+namespace opennd::ndk {
+namespace {
+constexpr ULONG_PTR kIoKey = 1;
+constexpr ULONG_PTR kShutdownKey = 2;
+}  // namespace
+
+void Adapter::Register(Object *o, Object *a1, Object *a2, Object *a3, Object *a4) {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.insert(o);
+    for (Object *a : {static_cast<Object *>(this), a1, a2, a3, a4}) {
+        if (!a) continue;
+        o->antecedents_.push_back(a);
+        ++a->dependents_;
+    }
+    cv_.notify_all();
+}
+
+void Adapter::Link(Object *o, Object *antecedent) {
+    std::lock_guard<std::mutex> lock(mu_);
+    o->antecedents_.push_back(antecedent);
+    ++antecedent->dependents_;
+}
+
+bool Adapter::ReadyLocked(const Object *o) const {
+    return o->closing_.load(std::memory_order_relaxed) && !o->finished_ && o->inflight_ == 0 &&
+           o->dependents_ == 0;
+}
+
+bool Adapter::AnyOpenLocked() const {
+    for (const Object *o : live_)
+        if (!o->closing_.load(std::memory_order_relaxed)) return true;
+    return false;
+}
+
+void Adapter::RequestStarted(Object *o) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++o->inflight_;
+}
+
+void Adapter::RequestEnded(Object *o) {
+    bool quiesce = false, finish = false;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        --o->inflight_;
+        if (o->closing_.load(std::memory_order_relaxed) && o->inflight_ == 0 && !o->quiesced_)
+            quiesce = o->quiesced_ = true;
+        if (ReadyLocked(o)) finish = o->finished_ = true;
+    }
+    if (quiesce) o->Quiesce();
+    if (finish) Complete(o, true);
+}
+
+// A packet that only makes the dispatcher re-check a pending close.
+void Adapter::KickLocked(Object *o) {
+    Request *r = new (std::nothrow) Request;
+    if (!r) return;  // the close then completes with the next event on the object
+    r->owner = o;
+    r->kind = RequestKind::Kick;
+    r->synthetic = true;
+    ++o->inflight_;
+    if (!Post(r)) {
+        --o->inflight_;
+        delete r;
+    }
+}
+
+NTSTATUS Adapter::Close(Object *o, NDK_FN_CLOSE_COMPLETION done, void *context) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (o->closing_.load(std::memory_order_relaxed)) return STATUS_INVALID_DEVICE_STATE;
+        o->close_done_ = done;
+        o->close_context_ = context;
+        o->closing_.store(true, std::memory_order_release);
+        ++o->inflight_;  // held while StopWork runs: nothing completes the close meanwhile
+        cv_.notify_all();
+    }
+    o->StopWork();
+    bool quiesce = false, finish = false;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        --o->inflight_;
+        if (o->inflight_ == 0 && !o->quiesced_) quiesce = o->quiesced_ = true;
+        if (ReadyLocked(o)) finish = o->finished_ = true;
+    }
+    if (quiesce) o->Quiesce();
+    if (!finish) return STATUS_PENDING;
+    Complete(o, false);
+    return STATUS_SUCCESS;
+}
+
+// `o` is finished: nothing in flight, nothing depends on it. Releases it and
+// tells its antecedents; with `async`, runs its close completion (dispatcher).
+void Adapter::Complete(Object *o, bool async) {
+    NDK_FN_CLOSE_COMPLETION done = o->close_done_;
+    void *context = o->close_context_;
+    if (o == this) {  // only reached on the dispatcher: see CloseAdapter
+        exit_ = true;
+        return;
+    }
+    std::vector<Object *> antecedents = std::move(o->antecedents_);
+    delete o;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        live_.erase(o);
+        for (Object *a : antecedents) {
+            --a->dependents_;
+            if (ReadyLocked(a)) KickLocked(a);
+        }
+        cv_.notify_all();
+    }
+    if (async && done) done(context);
+}
+
+NTSTATUS Adapter::CloseAdapter(NDK_FN_CLOSE_COMPLETION done, void *context) {
+    const bool on_dispatcher = std::this_thread::get_id() == dispatcher_id_;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (closing_.load(std::memory_order_relaxed)) return STATUS_INVALID_DEVICE_STATE;
+    close_done_ = done;
+    close_context_ = context;
+    closing_.store(true, std::memory_order_release);
+    if (!on_dispatcher) {
+        // Closes already started are allowed to finish (their callbacks to
+        // return); an object still open makes the close pending instead.
+        finished_ = true;  // no kick for the adapter while this thread decides
+        cv_.wait(lock, [&] { return live_.empty() || AnyOpenLocked(); });
+        if (live_.empty() && inflight_ == 0) {
+            lock.unlock();
+            Shutdown();
+            delete this;
+            return STATUS_SUCCESS;
+        }
+        finished_ = false;
+    }
+    if (ReadyLocked(this)) KickLocked(this);
+    return STATUS_PENDING;
+}
+
+bool Adapter::Post(Request *r) { return PostQueuedCompletionStatus(port_, 0, kIoKey, &r->ov) != FALSE; }
+
+void Adapter::Handle(Request *r) {
+    Object *o = r->owner;
+    if (r->kind != RequestKind::Kick) {
+        HRESULT status = r->status;
+        if (!r->synthetic) {
+            // Every ND_PENDING request is answered through GetOverlappedResult (ND2 §4.4).
+            IND2Overlapped *ov = o->Overlapped();
+            status = ov ? ov->GetOverlappedResult(&r->ov, FALSE) : kit::OverlappedStatus(&r->ov);
+        }
+        o->OnRequestDone(r, status);
+    }
+    delete r;
+    RequestEnded(o);
+}
+
+void Adapter::Run() {
+    OVERLAPPED_ENTRY entries[16];
+    for (;;) {
+        ULONG n = 0;
+        if (!GetQueuedCompletionStatusEx(port_, entries, 16, &n, INFINITE, FALSE)) return;  // port closed
+        bool stop = false;
+        for (ULONG i = 0; i < n; ++i) {
+            if (entries[i].lpCompletionKey == kShutdownKey) {
+                stop = true;
+                continue;
+            }
+            Handle(reinterpret_cast<Request *>(entries[i].lpOverlapped));
+            if (exit_) {
+                // The adapter's own close completed here (it was pending):
+                // report it, then this thread releases everything and ends.
+                if (close_done_) close_done_(close_context_);
+                thread_.detach();
+                delete this;
+                return;
+            }
+        }
+        if (stop) return;
+    }
+}
+
+void Adapter::Shutdown() {
+    PostQueuedCompletionStatus(port_, 0, kShutdownKey, nullptr);
+    if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace opennd::ndk

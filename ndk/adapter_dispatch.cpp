@@ -1,0 +1,117 @@
+// NDK_ADAPTER_DISPATCH. Creates are synchronous in ND2, so they return
+// STATUS_SUCCESS with the object (no create completion) or an inline error.
+#include <new>
+
+#include "objects.h"
+
+namespace opennd::ndk {
+namespace {
+
+NTSTATUS QueryAdapterInfo(NDK_ADAPTER *pAdapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize) {
+    if (!pBufferSize) return STATUS_INVALID_PARAMETER;
+    if (!pInfo || *pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
+        *pBufferSize = sizeof(NDK_ADAPTER_INFO);
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    ND2_ADAPTER_INFO info{};
+    info.InfoVersion = ND_VERSION_2;
+    ULONG size = sizeof info;
+    HRESULT hr = Adapter::From(pAdapter)->nd()->Query(&info, &size);
+    if (FAILED(hr)) return StatusFromNd(hr);
+    AdapterInfoFromNd(info, pAdapter->Header.Version, pInfo);
+    *pBufferSize = sizeof(NDK_ADAPTER_INFO);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS CreateCq(NDK_ADAPTER *pAdapter, ULONG CqDepth, NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification,
+                  PVOID CqNotificationContext, GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION, PVOID,
+                  NDK_CQ **ppCq) {
+    Adapter *a = Adapter::From(pAdapter);
+    if (!ppCq) return STATUS_INVALID_PARAMETER;
+    if (a->closing()) return STATUS_INVALID_DEVICE_STATE;
+    IND2CompletionQueue *nd = nullptr;
+    HRESULT hr = a->nd()->CreateCompletionQueue(IID_IND2CompletionQueue, a->file(), CqDepth,
+                                                Affinity ? Affinity->Group : 0, Affinity ? Affinity->Mask : 0,
+                                                reinterpret_cast<void **>(&nd));
+    if (FAILED(hr)) return StatusFromNd(hr);
+    Cq *cq = new (std::nothrow) Cq(a, nd, CqNotification, CqNotificationContext);
+    if (!cq) {
+        nd->Release();
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    a->Register(cq);
+    *ppCq = cq->pub();
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS CreatePd(NDK_ADAPTER *pAdapter, NDK_FN_CREATE_COMPLETION, PVOID, NDK_PD **ppPd) {
+    Adapter *a = Adapter::From(pAdapter);
+    if (!ppPd) return STATUS_INVALID_PARAMETER;
+    if (a->closing()) return STATUS_INVALID_DEVICE_STATE;
+    Pd *pd = new (std::nothrow) Pd(a);
+    if (!pd) return STATUS_INSUFFICIENT_RESOURCES;
+    a->Register(pd);
+    *ppPd = pd->pub();
+    return STATUS_SUCCESS;
+}
+
+// ND2 binds one connector to one local address and port; several connections
+// sharing one endpoint cannot be expressed.
+NTSTATUS CreateSharedEndpoint(NDK_ADAPTER *, CONST PSOCKADDR, ULONG, NDK_FN_CREATE_COMPLETION, PVOID,
+                              NDK_SHARED_ENDPOINT **) {
+    return STATUS_NOT_SUPPORTED;
+}
+
+NTSTATUS CreateConnector(NDK_ADAPTER *pAdapter, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CONNECTOR **ppConnector) {
+    Adapter *a = Adapter::From(pAdapter);
+    if (!ppConnector) return STATUS_INVALID_PARAMETER;
+    if (a->closing()) return STATUS_INVALID_DEVICE_STATE;
+    IND2Connector *nd = nullptr;
+    HRESULT hr = a->nd()->CreateConnector(IID_IND2Connector, a->file(), reinterpret_cast<void **>(&nd));
+    if (FAILED(hr)) return StatusFromNd(hr);
+    Connector *c = new (std::nothrow) Connector(a, nd);
+    if (!c) {
+        nd->Release();
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    a->Register(c);
+    *ppConnector = c->pub();
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS CreateListener(NDK_ADAPTER *pAdapter, NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent, PVOID ConnectEventContext,
+                        NDK_FN_CREATE_COMPLETION, PVOID, NDK_LISTENER **ppListener) {
+    Adapter *a = Adapter::From(pAdapter);
+    if (!ppListener || !ConnectEvent) return STATUS_INVALID_PARAMETER;
+    if (a->closing()) return STATUS_INVALID_DEVICE_STATE;
+    IND2Listener *nd = nullptr;
+    HRESULT hr = a->nd()->CreateListener(IID_IND2Listener, a->file(), reinterpret_cast<void **>(&nd));
+    if (FAILED(hr)) return StatusFromNd(hr);
+    Listener *l = new (std::nothrow) Listener(a, nd, ConnectEvent, ConnectEventContext);
+    if (!l) {
+        nd->Release();
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    a->Register(l);
+    *ppListener = l->pub();
+    return STATUS_SUCCESS;
+}
+
+// Logical address mappings are adapter (bus) addresses of pinned pages; a
+// user-space ND2 consumer has none, and nothing could use them (no
+// fast-register MRs, no privileged token).
+NTSTATUS BuildLam(NDK_ADAPTER *, MDL *, SIZE_T, NDK_FN_REQUEST_COMPLETION, PVOID, NDK_LOGICAL_ADDRESS_MAPPING *,
+                  ULONG *, ULONG *) {
+    return STATUS_NOT_SUPPORTED;
+}
+
+VOID ReleaseLam(NDK_ADAPTER *, NDK_LOGICAL_ADDRESS_MAPPING *) {}  // nothing was ever built
+
+}  // namespace
+
+const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
+    QueryExtension, QueryAdapterInfo, CreateCq, CreatePd,   CreateSharedEndpoint,
+    CreateConnector, CreateListener, BuildLam, ReleaseLam,
+};
+
+}  // namespace opennd::ndk

@@ -1,0 +1,112 @@
+// NDK CQ over IND2CompletionQueue.
+//
+// NdkArmCq -> IND2CompletionQueue::Notify; its completion (dispatcher) calls
+// the CQ notification callback once per arm. ND2's Notify already has the
+// NDK semantics: a Notify armed while new (not yet notified) entries are
+// queued fires at once, one event releases every Notify outstanding, errors
+// satisfy every type. What this layer adds is "once per arm": arms are
+// grouped in rounds; a round issues at most one Notify per type, and the first
+// of them to complete ends the round (later ones of that round are dropped).
+#include <algorithm>
+#include <new>
+
+#include "objects.h"
+
+namespace opennd::ndk {
+
+Cq::Cq(Adapter *adapter, IND2CompletionQueue *nd, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, void *notify_context)
+    : Object(adapter, NdkObjectTypeCq), nd_(nd), notify_(notify), notify_context_(notify_context) {
+    InitHeader(&face_.pub.Header);
+    face_.pub.Dispatch = &kCqDispatch;
+    face_.self = this;
+}
+
+Cq::~Cq() { nd_->Release(); }
+
+void Cq::Arm(ULONG type) {
+    if (type > NDK_CQ_NOTIFY_SOLICITED || closing()) return;
+    uint64_t round;
+    {
+        std::lock_guard<std::mutex> lock(arm_mu_);
+        armed_ = true;
+        if (round_types_ & (1u << type)) return;  // merged into this round's Notify of that type
+        round_types_ |= 1u << type;
+        round = round_;
+    }
+    Request *r = new (std::nothrow) Request;
+    if (!r) return;
+    r->kind = RequestKind::CqNotify;
+    r->round = round;
+    // An inline error (the CQ overran) is delivered as a notification too.
+    if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) return;
+    delete r;  // could not even be posted: let the next arm try again
+    std::lock_guard<std::mutex> lock(arm_mu_);
+    if (round_ == round) round_types_ &= ~(1u << type);
+}
+
+void Cq::OnRequestDone(Request *request, HRESULT status) {
+    bool fire = false;
+    {
+        std::lock_guard<std::mutex> lock(arm_mu_);
+        if (request->round == round_) {
+            ++round_;
+            round_types_ = 0;
+            fire = armed_;
+            armed_ = false;
+        }
+    }
+    // ND_CANCELED: the CQ is closing; no notification after a close started.
+    if (fire && status != ND_CANCELED && !closing() && notify_) notify_(notify_context_, StatusFromNd(status));
+}
+
+void Cq::StopWork() { nd_->CancelOverlappedRequests(); }
+
+namespace {
+
+NTSTATUS ResizeCq(NDK_CQ *pCq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVOID) {
+    return StatusFromNd(Self<Cq>(pCq)->nd()->Resize(CqDepth));  // synchronous in ND2
+}
+
+VOID ArmCq(NDK_CQ *pCq, ULONG Type) { Self<Cq>(pCq)->Arm(Type); }
+
+constexpr ULONG kBatch = 32;
+
+ULONG GetCqResults(NDK_CQ *pCq, NDK_RESULT Results[], ULONG nResults) {
+    IND2CompletionQueue *nd = Self<Cq>(pCq)->nd();
+    ND2_RESULT batch[kBatch];
+    ULONG total = 0;
+    while (total < nResults) {
+        ULONG want = std::min(nResults - total, kBatch);
+        ULONG got = nd->GetResults(batch, want);
+        for (ULONG i = 0; i < got; ++i) ResultFromNd(batch[i], &Results[total + i]);
+        total += got;
+        if (got < want) break;
+    }
+    return total;
+}
+
+ULONG GetCqResultsEx(NDK_CQ *pCq, NDK_RESULT_EX Results[], ULONG nResults) {
+    IND2CompletionQueue *nd = Self<Cq>(pCq)->nd();
+    ND2_RESULT batch[kBatch];
+    ULONG total = 0;
+    while (total < nResults) {
+        ULONG want = std::min(nResults - total, kBatch);
+        ULONG got = nd->GetResults(batch, want);
+        for (ULONG i = 0; i < got; ++i) ResultExFromNd(batch[i], &Results[total + i]);
+        total += got;
+        if (got < want) break;
+    }
+    return total;
+}
+
+// ND2 has no call to set interrupt moderation, so the adapter never reports
+// NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED.
+NTSTATUS ControlCqInterruptModeration(NDK_CQ *, ULONG, ULONG) { return STATUS_NOT_SUPPORTED; }
+
+}  // namespace
+
+const NDK_CQ_DISPATCH kCqDispatch = {
+    CloseObject, QueryExtension, ResizeCq, ArmCq, GetCqResults, ControlCqInterruptModeration, GetCqResultsEx,
+};
+
+}  // namespace opennd::ndk

@@ -1,0 +1,173 @@
+// The NDK object types other than the adapter. Each wraps the ND2 object of
+// the same role (the PD groups; ND2 has none) and is created on the
+// consumer's thread by a Create call of its parent's dispatch table.
+#pragma once
+
+#include <mutex>
+
+#include "adapter.h"
+
+namespace opennd::ndk {
+
+extern const NDK_ADAPTER_DISPATCH kAdapterDispatch;
+extern const NDK_PD_DISPATCH kPdDispatch;
+extern const NDK_CQ_DISPATCH kCqDispatch;
+extern const NDK_MR_DISPATCH kMrDispatch;
+extern const NDK_MW_DISPATCH kMwDispatch;
+extern const NDK_SRQ_DISPATCH kSrqDispatch;
+extern const NDK_QP_DISPATCH kQpDispatch;
+extern const NDK_CONNECTOR_DISPATCH kConnectorDispatch;
+extern const NDK_LISTENER_DISPATCH kListenerDispatch;
+
+class Pd final : public Object {
+public:
+    explicit Pd(Adapter *adapter);
+    NDK_PD *pub() { return &face_.pub; }
+
+private:
+    Face<NDK_PD> face_;
+};
+
+class Cq final : public Object {
+public:
+    Cq(Adapter *adapter, IND2CompletionQueue *nd, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, void *notify_context);
+    ~Cq() override;
+    NDK_CQ *pub() { return &face_.pub; }
+    IND2CompletionQueue *nd() const { return nd_; }
+    void Arm(ULONG type);
+
+    IND2Overlapped *Overlapped() override { return nd_; }
+    void OnRequestDone(Request *request, HRESULT status) override;
+    void StopWork() override;
+
+private:
+    Face<NDK_CQ> face_;
+    IND2CompletionQueue *nd_;
+    NDK_FN_CQ_NOTIFICATION_CALLBACK notify_;
+    void *notify_context_;
+    // Arming (NdkArmCq may race with the dispatcher's notification handling).
+    // Each arm round issues at most one ND2 Notify per type; the first
+    // Notify of a round to complete ends it and, if armed, fires the callback.
+    std::mutex arm_mu_;
+    bool armed_ = false;
+    uint64_t round_ = 0;
+    unsigned round_types_ = 0;  // bit per NDK_CQ_NOTIFY_* with a Notify in this round
+};
+
+class Mr final : public Object {
+public:
+    Mr(Adapter *adapter, IND2MemoryRegion *nd);
+    ~Mr() override;
+    NDK_MR *pub() { return &face_.pub; }
+    IND2MemoryRegion *nd() const { return nd_; }
+
+    IND2Overlapped *Overlapped() override { return nd_; }
+    void StopWork() override;
+
+private:
+    Face<NDK_MR> face_;
+    IND2MemoryRegion *nd_;
+};
+
+class Mw final : public Object {
+public:
+    Mw(Adapter *adapter, IND2MemoryWindow *nd);
+    ~Mw() override;
+    NDK_MW *pub() { return &face_.pub; }
+    IND2MemoryWindow *nd() const { return nd_; }
+
+private:
+    Face<NDK_MW> face_;
+    IND2MemoryWindow *nd_;
+};
+
+class Srq final : public Object {
+public:
+    Srq(Adapter *adapter, IND2SharedReceiveQueue *nd, ULONG threshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK notify,
+        void *notify_context);
+    ~Srq() override;
+    NDK_SRQ *pub() { return &face_.pub; }
+    IND2SharedReceiveQueue *nd() const { return nd_; }
+    // Arms the notification (one callback per arm) if a callback was given.
+    void Arm();
+
+    IND2Overlapped *Overlapped() override { return nd_; }
+    void OnRequestDone(Request *request, HRESULT status) override;
+    void StopWork() override;
+
+private:
+    Face<NDK_SRQ> face_;
+    IND2SharedReceiveQueue *nd_;
+    NDK_FN_SRQ_NOTIFICATION_CALLBACK notify_;
+    void *notify_context_;
+    std::mutex arm_mu_;
+    bool notify_pending_ = false;  // an ND2 Notify is in flight
+};
+
+class Qp final : public Object {
+public:
+    Qp(Adapter *adapter, IND2QueuePair *nd);
+    ~Qp() override;
+    NDK_QP *pub() { return &face_.pub; }
+    IND2QueuePair *nd() const { return nd_; }
+
+    void StopWork() override;
+
+private:
+    Face<NDK_QP> face_;
+    IND2QueuePair *nd_;
+};
+
+class Connector final : public Object {
+public:
+    Connector(Adapter *adapter, IND2Connector *nd);
+    ~Connector() override;
+    NDK_CONNECTOR *pub() { return &face_.pub; }
+    IND2Connector *nd() const { return nd_; }
+
+    // After Connect/Accept is under way: the QP may not finish closing first.
+    void UseQp(Qp *qp);
+    // CompleteConnect/Accept succeeded: watch for the peer's disconnect.
+    void WatchDisconnect();
+    void SetDisconnectEvent(NDK_FN_DISCONNECT_EVENT_CALLBACK event, void *context);
+    void MarkLocalDisconnect() { local_disconnect_.store(true); }
+
+    IND2Overlapped *Overlapped() override { return nd_; }
+    void OnRequestDone(Request *request, HRESULT status) override;
+    void StopWork() override;
+
+private:
+    Face<NDK_CONNECTOR> face_;
+    IND2Connector *nd_;
+    std::mutex mu_;
+    Qp *qp_ = nullptr;
+    NDK_FN_DISCONNECT_EVENT_CALLBACK disconnect_event_ = nullptr;
+    void *disconnect_context_ = nullptr;
+    std::atomic<bool> local_disconnect_{false};
+    bool disconnect_reported_ = false;  // dispatcher only
+};
+
+class Listener final : public Object {
+public:
+    Listener(Adapter *adapter, IND2Listener *nd, NDK_FN_CONNECT_EVENT_CALLBACK event, void *context);
+    ~Listener() override;
+    NDK_LISTENER *pub() { return &face_.pub; }
+    IND2Listener *nd() const { return nd_; }
+    // Waits for the next connection request (one GetConnectionRequest at a time).
+    void Next();
+    void Pause(bool pause) { paused_.store(pause); }
+
+    IND2Overlapped *Overlapped() override { return nd_; }
+    void OnRequestDone(Request *request, HRESULT status) override;
+    void StopWork() override;
+    void Quiesce() override;
+
+private:
+    Face<NDK_LISTENER> face_;
+    IND2Listener *nd_;
+    NDK_FN_CONNECT_EVENT_CALLBACK event_;
+    void *event_context_;
+    std::atomic<bool> paused_{false};
+};
+
+}  // namespace opennd::ndk

@@ -1,0 +1,71 @@
+// NDK SRQ over IND2SharedReceiveQueue.
+//
+// SRQ notification: armed by NdkCreateSrq and by NdkModifySrq with a non-zero
+// NotifyThreshold; fires once (fewer queued receives than the threshold, at
+// once if that is already the case) and stays disarmed until the next such
+// NdkModifySrq. Behind it: one IND2SharedReceiveQueue::Notify at a time.
+#include <new>
+
+#include "objects.h"
+
+namespace opennd::ndk {
+
+Srq::Srq(Adapter *adapter, IND2SharedReceiveQueue *nd, ULONG threshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK notify,
+         void *notify_context)
+    : Object(adapter, NdkObjectTypeSrq), nd_(nd), notify_(notify), notify_context_(notify_context) {
+    (void)threshold;  // kept by the ND2 SRQ
+    InitHeader(&face_.pub.Header);
+    face_.pub.Dispatch = &kSrqDispatch;
+    face_.self = this;
+}
+
+Srq::~Srq() { nd_->Release(); }
+
+void Srq::Arm() {
+    if (!notify_ || closing()) return;
+    {
+        std::lock_guard<std::mutex> lock(arm_mu_);
+        if (notify_pending_) return;  // the Notify in flight serves this arm
+        notify_pending_ = true;
+    }
+    Request *r = new (std::nothrow) Request;
+    if (r) {
+        r->kind = RequestKind::SrqNotify;
+        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(ov); })) return;
+        delete r;
+    }
+    std::lock_guard<std::mutex> lock(arm_mu_);
+    notify_pending_ = false;
+}
+
+void Srq::OnRequestDone(Request *, HRESULT status) {
+    {
+        std::lock_guard<std::mutex> lock(arm_mu_);
+        notify_pending_ = false;
+    }
+    if (status != ND_CANCELED && !closing()) notify_(notify_context_, StatusFromNd(status));
+}
+
+void Srq::StopWork() { nd_->CancelOverlappedRequests(); }
+
+namespace {
+
+// Synchronous in ND2: STATUS_SUCCESS or an error, never a callback. Depth 0
+// keeps the depth, threshold 0 keeps the threshold and the arming state.
+NTSTATUS ModifySrq(NDK_SRQ *pSrq, ULONG SrqDepth, ULONG NotifyThreshold, NDK_FN_REQUEST_COMPLETION, PVOID) {
+    Srq *srq = Self<Srq>(pSrq);
+    HRESULT hr = srq->nd()->Modify(SrqDepth, NotifyThreshold);
+    if (FAILED(hr)) return StatusFromNd(hr);
+    if (NotifyThreshold) srq->Arm();
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS SrqReceive(NDK_SRQ *pSrq, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge) {
+    return StatusFromNd(Self<Srq>(pSrq)->nd()->Receive(RequestContext, SgesToNd(pSgl), nSge));
+}
+
+}  // namespace
+
+const NDK_SRQ_DISPATCH kSrqDispatch = {CloseObject, QueryExtension, ModifySrq, SrqReceive};
+
+}  // namespace opennd::ndk

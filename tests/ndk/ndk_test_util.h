@@ -1,0 +1,134 @@
+// NDK test support: callback recorders with bounded waits, and a connected
+// pair of endpoints on one adapter (the software provider on 127.0.0.1).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ndkpi.h"
+
+namespace ndk_test {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kWait = std::chrono::seconds(10);
+
+// Counts calls of one callback; remembers the last status and thread.
+struct Completion {
+    std::mutex mu;
+    std::condition_variable cv;
+    int count = 0;
+    NTSTATUS status = STATUS_PENDING;
+    NDK_OBJECT_HEADER *object = nullptr;
+    std::thread::id thread;
+
+    void Hit(NTSTATUS s) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++count;
+        status = s;
+        thread = std::this_thread::get_id();
+        cv.notify_all();
+    }
+    static VOID Request(PVOID context, NTSTATUS s) { static_cast<Completion *>(context)->Hit(s); }
+    static VOID Close(PVOID context) { static_cast<Completion *>(context)->Hit(STATUS_SUCCESS); }
+    static VOID Event(PVOID context) { static_cast<Completion *>(context)->Hit(STATUS_SUCCESS); }
+    static VOID Notify(PVOID context, NTSTATUS s) { static_cast<Completion *>(context)->Hit(s); }
+    static VOID Create(PVOID context, NTSTATUS s, NDK_OBJECT_HEADER *o) {
+        static_cast<Completion *>(context)->object = o;
+        static_cast<Completion *>(context)->Hit(s);
+    }
+    // Waits (bounded) until the callback ran at least n times.
+    bool Wait(int n = 1, std::chrono::milliseconds timeout = kWait) {
+        std::unique_lock<std::mutex> lock(mu);
+        return cv.wait_for(lock, timeout, [&] { return count >= n; });
+    }
+    int Count() {
+        std::lock_guard<std::mutex> lock(mu);
+        return count;
+    }
+};
+
+// A request's final status: the inline one, or the callback's if pending.
+inline NTSTATUS Finish(NTSTATUS inline_status, Completion &c) {
+    if (inline_status != STATUS_PENDING) return inline_status;
+    if (!c.Wait()) return STATUS_IO_TIMEOUT;
+    return c.status;
+}
+
+inline sockaddr_in Loopback(uint16_t port = 0) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+inline PSOCKADDR Sa(sockaddr_in *a) { return reinterpret_cast<PSOCKADDR>(a); }
+
+inline NTSTATUS OpenLoopback(NDK_ADAPTER **adapter, NDK_VERSION v = {1, 2}) {
+    sockaddr_in a = Loopback();
+    return NdkOpenAdapterByAddress(v, Sa(&a), sizeof a, adapter);
+}
+
+// Closes an object; with c == nullptr also waits for a pending close.
+// Returns the inline status (STATUS_SUCCESS or STATUS_PENDING).
+NTSTATUS Close(NDK_CQ *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_PD *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_MR *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_MW *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_SRQ *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_QP *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_CONNECTOR *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_LISTENER *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_ADAPTER *o, Completion *c = nullptr);
+
+// A buffer registered with an MR (remote read/write allowed).
+struct Region {
+    std::vector<char> bytes;
+    NDK_MR *mr = nullptr;
+    MDL mdl{};
+    bool Register(NDK_PD *pd, size_t size, ULONG flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+                                                          NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                                                          NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+    NDK_SGE Sge(size_t offset = 0, size_t length = SIZE_MAX);
+    UINT64 Address(size_t offset = 0) { return reinterpret_cast<UINT64>(bytes.data() + offset); }
+    void Release();
+};
+
+// One side of a connection: CQ (with a notification recorder), PD, QP, region.
+struct Side {
+    NDK_CQ *cq = nullptr;
+    NDK_PD *pd = nullptr;
+    NDK_QP *qp = nullptr;
+    NDK_CONNECTOR *connector = nullptr;
+    Completion notified;
+    Completion disconnected;
+    Region region;
+    bool Create(NDK_ADAPTER *adapter, size_t buffer = 1 << 20, ULONG depth = 64);
+    void Release();
+    // The next completion (bounded polling); Status STATUS_IO_TIMEOUT if none.
+    NDK_RESULT_EX Next(std::chrono::milliseconds timeout = kWait);
+};
+
+// Listener + two connected sides on one adapter.
+struct Pair {
+    NDK_ADAPTER *adapter = nullptr;
+    NDK_LISTENER *listener = nullptr;
+    Side server, client;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<NDK_CONNECTOR *> incoming;  // connectors from connect events
+    uint16_t port = 0;
+
+    static VOID OnConnect(PVOID context, NDK_CONNECTOR *connector);
+    NDK_CONNECTOR *NextIncoming(std::chrono::milliseconds timeout = kWait);
+    bool Open();     // adapter, listener, both sides
+    bool Connect();  // client Connect/CompleteConnect, server Accept
+    void Release();  // closes everything, adapter last
+};
+
+}  // namespace ndk_test
