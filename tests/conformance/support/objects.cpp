@@ -164,6 +164,19 @@ bool Cq::Next(ND2_RESULT *r, uint64_t ms) {
     }
 }
 
+bool Cq::TryNext(ND2_RESULT *r) {
+    if (!buffer_.empty()) {
+        *r = buffer_.front();
+        buffer_.pop_front();
+        return true;
+    }
+    if (cq_ && cq_->GetResults(r, 1) == 1) {
+        Check(*r);
+        return true;
+    }
+    return false;
+}
+
 bool Cq::NextWhere(const std::function<bool(const ND2_RESULT &)> &match, ND2_RESULT *r, uint64_t ms) {
     Deadline d(ms ? ms : WaitMs());
     Backoff b;

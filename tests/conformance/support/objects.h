@@ -70,6 +70,8 @@ public:
     void Pump();
     // The next completion (buffer first), waiting up to ms; false on timeout.
     bool Next(ND2_RESULT *r, uint64_t ms = 0);
+    // The next completion if there is one now (no waiting).
+    bool TryNext(ND2_RESULT *r);
     // n completions, waiting up to ms for all of them (fewer on timeout).
     std::vector<ND2_RESULT> Take(size_t n, uint64_t ms = 0);
     // The first completion (in order) that matches, waiting up to ms; the
