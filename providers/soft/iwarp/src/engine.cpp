@@ -77,6 +77,7 @@ bool Engine::PostSend(uint64_t id, std::span<const ConstBuffer> sgl, SendFlags f
     SqOp op;
     op.kind = OpKind::Send;
     op.id = id;
+    op.slot = AddSlot(CompletionKind::Send, id);
     op.sgl.assign(sgl.begin(), sgl.end());
     op.total = total;
     if (flags.invalidate) {
@@ -95,6 +96,7 @@ bool Engine::PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t s
     SqOp op;
     op.kind = OpKind::Write;
     op.id = id;
+    op.slot = AddSlot(CompletionKind::Write, id);
     op.sgl.assign(sgl.begin(), sgl.end());
     op.total = total;
     op.opcode = Opcode::RdmaWrite;
@@ -110,6 +112,7 @@ bool Engine::PostRead(uint64_t id, uint32_t sink_stag, uint64_t sink_to, uint32_
     SqOp op;
     op.kind = OpKind::Read;
     op.id = id;
+    op.slot = AddSlot(CompletionKind::Read, id);
     op.opcode = Opcode::ReadRequest;
     op.read = ReadRequest{sink_stag, sink_to, length, source_stag, source_to};
     op.total = length;
@@ -142,6 +145,26 @@ void Engine::Complete(CompletionKind kind, uint64_t id, OpStatus status, uint32_
     c.status = status;
     c.length = length;
     cq_.push_back(c);
+}
+
+uint64_t Engine::AddSlot(CompletionKind kind, uint64_t id) {
+    SqSlot s;
+    s.kind = kind;
+    s.id = id;
+    slots_.push_back(s);
+    return slot_base_ + slots_.size() - 1;
+}
+
+void Engine::CompleteSlot(uint64_t slot, OpStatus status, uint32_t length) {
+    SqSlot &s = slots_[slot - slot_base_];
+    s.done = true;
+    s.status = status;
+    s.length = length;
+    while (!slots_.empty() && slots_.front().done) {
+        Complete(slots_.front().kind, slots_.front().id, slots_.front().status, slots_.front().length);
+        slots_.pop_front();
+        ++slot_base_;
+    }
 }
 
 void Engine::Abort(bool send_terminate) {

@@ -54,17 +54,16 @@ void Engine::OnTerminate(const Segment &s) {
 }
 
 void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq) {
+    // Every open send-queue slot belongs to a Read in orq_ or an op in sq_;
+    // marking them all delivers the lot in posting order.
     for (const OrqEntry &e : orq_)
-        if (!e.internal) Complete(CompletionKind::Read, e.id, in_flight, 0);
+        if (!e.internal) CompleteSlot(e.slot, in_flight, 0);
     orq_.clear();
     for (size_t i = 0; i < sq_.size(); ++i) {
         const SqOp &op = sq_[i];
         if (op.kind == OpKind::Rtr) continue;
         const bool started = i == 0 && current_ == Source::Sq && op.sent > 0;
-        const CompletionKind kind = op.kind == OpKind::Send    ? CompletionKind::Send
-                                    : op.kind == OpKind::Write ? CompletionKind::Write
-                                                               : CompletionKind::Read;
-        Complete(kind, op.id, started ? in_flight : queued, 0);
+        CompleteSlot(op.slot, started ? in_flight : queued, 0);
     }
     sq_.clear();
     irq_.clear();

@@ -72,7 +72,7 @@ void Engine::OnReadResponse(const Segment &s) {
     }
     e.received += len;
     if (!s.last) return;
-    if (!e.internal) Complete(CompletionKind::Read, e.id, OpStatus::Success, e.read.size);
+    if (!e.internal) CompleteSlot(e.slot, OpStatus::Success, e.read.size);
     orq_.pop_front();
 }
 

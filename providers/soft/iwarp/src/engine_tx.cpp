@@ -65,6 +65,7 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
         EncodeReadRequest(out, msn, op.read, negotiated_.crc);
         OrqEntry e;
         e.id = op.id;
+        e.slot = op.slot;
         e.internal = op.kind == OpKind::Rtr;
         e.msn = msn;
         e.read = op.read;
@@ -102,9 +103,7 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
     FinishFpdu(out, fpdu, negotiated_.crc);
     op.sent += n;
     if (!last) return;
-    if (op.kind != OpKind::Rtr)
-        Complete(op.kind == OpKind::Send ? CompletionKind::Send : CompletionKind::Write, op.id, OpStatus::Success,
-                 static_cast<uint32_t>(op.total));
+    if (op.kind != OpKind::Rtr) CompleteSlot(op.slot, OpStatus::Success, static_cast<uint32_t>(op.total));
     sq_.pop_front();
     current_ = Source::None;
     last_ = Source::Sq;

@@ -8,8 +8,9 @@
 // queues (never interleaved segment by segment: Linux siw refuses that
 // within tagged or untagged traffic). Messages are cut into FPDUs of at most
 // the MSS. A Read waits while ORD Reads are outstanding. A Send or Write
-// completes when its last FPDU has been handed out by Pull (iWARP has no
-// acknowledgement; as on iWARP hardware).
+// is done when its last FPDU has been handed out by Pull (iWARP has no
+// acknowledgement; as on iWARP hardware), a Read when its last response has
+// been placed; send-queue completions are delivered in posting order.
 //
 // Receive: Sends land in posted receive buffers by MSN and offset and
 // complete in MSN order; tagged segments are checked through Placement
@@ -134,6 +135,7 @@ private:
     struct SqOp {
         OpKind kind = OpKind::Send;
         uint64_t id = 0;
+        uint64_t slot = 0;               // completion slot (not for the RTR)
         std::vector<ConstBuffer> sgl;
         size_t total = 0;
         size_t sent = 0;
@@ -147,6 +149,7 @@ private:
     };
     struct OrqEntry {  // our Read, waiting for its response
         uint64_t id = 0;
+        uint64_t slot = 0;
         bool internal = false;  // the RTR: no completion
         uint32_t msn = 0;
         ReadRequest read;
@@ -158,6 +161,13 @@ private:
         uint8_t header_length = 0;
         uint8_t header[sizeof(UntaggedHeader) + sizeof(ReadRequestHeader)] = {};
         uint16_t ulpdu_length = 0;
+    };
+    struct SqSlot {  // a send-queue completion, delivered in posting order
+        CompletionKind kind = CompletionKind::Send;
+        uint64_t id = 0;
+        bool done = false;
+        OpStatus status = OpStatus::Success;
+        uint32_t length = 0;
     };
     struct RqEntry {
         uint64_t id = 0;
@@ -188,6 +198,8 @@ private:
     void OnTerminate(const Segment &s);
     void FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq = -1);
     void Complete(CompletionKind kind, uint64_t id, OpStatus status, uint32_t length);
+    uint64_t AddSlot(CompletionKind kind, uint64_t id);
+    void CompleteSlot(uint64_t slot, OpStatus status, uint32_t length);
 
     Negotiated negotiated_;
     Placement &placement_;
@@ -199,11 +211,13 @@ private:
     std::deque<OrqEntry> orq_;
     std::deque<IrqEntry> irq_;
     std::deque<RqEntry> rq_;       // rq_[i] takes MSN rx_msn_[kQueueSend] + i
+    std::deque<SqSlot> slots_;     // slots_[i] is slot slot_base_ + i
+    uint64_t slot_base_ = 0;
     std::deque<Completion> cq_;
     uint32_t tx_msn_[kQueueCount] = {1, 1, 1};
     uint32_t rx_msn_[kQueueCount] = {1, 1, 1};
     Source current_ = Source::None;  // queue whose head message is partly sent
-    Source last_ = Source::Irq;      // alternate between queues at message boundaries
+    Source last_ = Source::Sq;       // alternate between queues at message boundaries (IRQ first)
 
     bool awaiting_first_fpdu_ = false;
     bool stalled_ = false;
