@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "opennd/kit/registry.h"
 
@@ -75,21 +76,31 @@ bool CompletionQueue::Armed() {
     return !armed_.empty();
 }
 
+namespace {
+// Runs `edit` once no GetResults is walking the pollers.
+template <class F>
+void EditPollers(std::mutex &mu, std::atomic<bool> &changing, std::atomic<int> &readers, F edit) {
+    std::lock_guard<std::mutex> lock(mu);
+    changing.store(true, std::memory_order_seq_cst);
+    while (readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    edit();
+    changing.store(false, std::memory_order_release);
+}
+}  // namespace
+
 void CompletionQueue::AddPoller(CqPoller *p) {
-    std::lock_guard<std::mutex> lock(pollers_mu_);
-    pollers_.push_back(p);
+    EditPollers(pollers_mu_, pollers_changing_, poll_readers_, [&] { pollers_.push_back(p); });
 }
 
 void CompletionQueue::RemovePoller(CqPoller *p) {
-    std::lock_guard<std::mutex> lock(pollers_mu_);
-    std::erase(pollers_, p);
+    EditPollers(pollers_mu_, pollers_changing_, poll_readers_, [&] { std::erase(pollers_, p); });
 }
 
 ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
-    {
-        std::lock_guard<std::mutex> lock(pollers_mu_);
+    poll_readers_.fetch_add(1, std::memory_order_seq_cst);
+    if (!pollers_changing_.load(std::memory_order_seq_cst))
         for (CqPoller *p : pollers_) p->PollForCq();
-    }
+    poll_readers_.fetch_sub(1, std::memory_order_release);
     if (published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_relaxed)) return 0;
     std::lock_guard<std::mutex> lock(mu_);
     if (overrun_) return 0;

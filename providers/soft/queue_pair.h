@@ -196,6 +196,7 @@ private:
     std::deque<ResponseJob> responses_;  // requires tx_mu_
     std::atomic<bool> responding_{false};
     std::atomic<uint64_t> oldest_in_ring_ms_{0};
+    std::atomic<uint32_t> idle_polls_{0};
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()
     std::deque<Backlog> backlog_;
 

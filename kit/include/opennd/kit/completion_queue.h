@@ -93,7 +93,13 @@ private:
     uint64_t last_error_ = 0;     // 1 + sequence of the newest error entry
     bool overrun_ = false;
     std::vector<ArmedRequest> armed_;
+    // Pollers: GetResults reads the list without a lock (it counts itself in
+    // poll_readers_); AddPoller/RemovePoller flag a change, wait for readers
+    // to leave, then edit under pollers_mu_. A poll that meets a change in
+    // progress skips polling once, which only delays entries to the next call.
     std::mutex pollers_mu_;
+    std::atomic<int> poll_readers_{0};
+    std::atomic<bool> pollers_changing_{false};
     std::vector<CqPoller *> pollers_;
 };
 
