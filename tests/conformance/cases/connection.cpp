@@ -154,6 +154,44 @@ TEST_P(Connection, CompleteConnectWithoutConnectR122) {
     EXPECT_ND(ND_CONNECTION_INVALID, Finish(c.get(), &ov, c->CompleteConnect(&ov)));
 }
 
+// R116: a null private-data buffer with a length is ND_ACCESS_VIOLATION
+// for Connect, Accept and Reject (unmapped memory: pending_connection.cpp).
+TEST_P(Connection, NullPrivateDataBufferR116) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    for (const void *bad : {static_cast<const void *>(nullptr)}) {
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        IpAddress local = WithPort(addr, 0);
+        ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+        Ov ov;
+        EXPECT_ND(ND_ACCESS_VIOLATION,
+                  Finish(c.connector.get(), &ov, c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, bad,
+                                                                      16, &ov)))
+            << "Connect";
+    }
+    // Passive side: Accept and Reject with a bad buffer.
+    Listener mine;
+    ASSERT_EQ(mine.Start(node, WithPort(addr, 0)), "");
+    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", mine.port)));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_ND(ND_SUCCESS, mine.Get(c));
+    for (const void *bad : {static_cast<const void *>(nullptr)}) {
+        Ov ov;
+        EXPECT_ND(ND_ACCESS_VIOLATION,
+                  Finish(c.connector.get(), &ov, c.connector->Accept(c.qp.get(), 8, 8, bad, 16, &ov)))
+            << "Accept";
+        EXPECT_ND(ND_ACCESS_VIOLATION, c.connector->Reject(bad, 16)) << "Reject";
+    }
+    c.connector->Reject(nullptr, 0);
+    peer.Wait(0, false);
+}
+
 // R128: a passive Reject completes the active Connect with
 // ND_CONNECTION_REFUSED and carries its private data.
 TEST_P(Connection, PassiveRejectR128) {

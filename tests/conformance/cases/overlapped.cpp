@@ -239,6 +239,34 @@ TEST_F(Overlapped, ImmediateErrorsNotifyNothingR022) {
     t.NoExtraPackets();
 }
 
+// R021: calls that may legitimately finish inline (NotifyDisconnect on a
+// connection that is already gone, Notify with completions waiting): if
+// they return ND_SUCCESS, nothing is posted and no event is set; if they
+// pend, exactly one completion comes.
+TEST_F(Overlapped, InlineSuccessNotifiesNothingR021) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 1).Set("recvsize", 64));
+    ASSERT_TRUE(err.empty()) << err;
+    Tracker t(node.file);  // after the connection's own requests
+    ASSERT_TRUE(t.ok());
+    p.rcq.pump = false;
+    Mem m(64);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 64));
+    SleepMs(50);
+    Ov ov_notify;
+    HRESULT hr = p.rcq->Notify(ND_CQ_NOTIFY_ANY, &ov_notify);
+    EXPECT_ND(ND_SUCCESS, t.Complete(p.rcq.get(), ov_notify, hr, "Notify with a completion waiting"));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(d, p.peer.Call(Msg("disconnect").Set("c", 0)));
+    SleepMs(50);
+    Ov ov_nd;
+    hr = p.conn.connector->NotifyDisconnect(&ov_nd);
+    EXPECT_ND_IN(Any(ND_SUCCESS, kConnectionDisconnected),
+                 t.Complete(p.conn.connector.get(), ov_nd, hr, "NotifyDisconnect after the peer disconnected"));
+    t.NoExtraPackets();
+}
+
 // COMPAT: hEvent with bit 0 set signals the event and posts no packet;
 // CloseHandle accepts the tagged value.
 TEST_F(Overlapped, EventBitZeroSignalsEventOnly) {

@@ -276,6 +276,37 @@ TEST_P(QueuePair, SilentSuccessHidesOnlySuccessR098) {
     EXPECT_EQ(r.RequestContext, &bad);
 }
 
+// Every flag each operation accepts (§2.4.4), alone: posted and completed.
+TEST_P(QueuePair, EveryAllowedFlagIsAccepted) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 4).Set("recvsize", 256));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(8192);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    Remote rb = PeerRegister(p.peer, "rb", 4096);
+    ND2_SGE sge = m.Sge(0, 128);
+    constexpr ULONG F = ND_OP_FLAG_READ_FENCE;
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, F));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, ND_OP_FLAG_SEND_AND_SOLICIT_EVENT));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, ND_OP_FLAG_INLINE));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, rb.addr, rb.token, F));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, F));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, ND_OP_FLAG_INLINE));
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ | F));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), F));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_WRITE));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), 0));
+    ND2_REQUEST_TYPE types[] = {Nd2RequestTypeSend,  Nd2RequestTypeSend,  Nd2RequestTypeSend,
+                                Nd2RequestTypeRead,  Nd2RequestTypeWrite, Nd2RequestTypeWrite,
+                                Nd2RequestTypeBind,  Nd2RequestTypeInvalidate, Nd2RequestTypeBind,
+                                Nd2RequestTypeInvalidate};
+    for (ND2_REQUEST_TYPE t : types) EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, t));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0).Set("n", 3)));
+    EXPECT_EQ(r.U64("count"), 3u);
+}
+
 // R099: a READ_FENCE request starts after all earlier Reads completed:
 // Read X into L, then Write L to Y with READ_FENCE; Y must hold X.
 TEST_P(QueuePair, ReadFenceOrdersAfterEarlierReadsR099) {
