@@ -389,7 +389,7 @@ TEST_P(Connection, ActiveCancelsDuringConnectR126R143) {
         PEER_OK(req, peer.Wait());
         ASSERT_ND(ND_SUCCESS, c.connector->CancelOverlappedRequests());
         EXPECT_ND(ND_CANCELED, Finish(c.connector.get(), &ov, hr));
-        SleepMs(50);
+        SleepMs(200);  // the news travels to the passive side
         if (use_reject) {
             PEER_OK(r, peer.Call(Msg("reject").Set("c", req.U64("c"))));
             EXPECT_ND(ND_CONNECTION_ABORTED, ST(r, "status"));
@@ -422,7 +422,7 @@ TEST_P(Connection, ActiveReleasesDuringConnectR143) {
         while (ov->Internal == ND_PENDING && !d.Expired()) SleepMs(1);
         EXPECT_NE(static_cast<HRESULT>(ov->Internal), ND_PENDING) << "Connect still pending after the release";
     }
-    SleepMs(50);
+    SleepMs(200);  // the news travels to the passive side
     PEER_OK(r, peer.Call(Msg("accept").Set("c", req.U64("c"))));
     EXPECT_ND(ND_CONNECTION_ABORTED, ST(r, "status"));
 }
