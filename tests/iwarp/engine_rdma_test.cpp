@@ -31,6 +31,8 @@ TEST(Placement, WriteViolationsTerminateBeforeAnyPlacement) {
         {"other connection", [](Region &r) { r.associated = false; }, 0x1000,
          {Layer::Ddp, etype::kDdpTagged, ecode::kDdpTStagNotAssociated}},
         {"TO wraps", [](Region &) {}, ~uint64_t{0} - 10, {Layer::Ddp, etype::kDdpTagged, ecode::kDdpTToWrap}},
+        // Ends exactly at 2^64: the last byte exists, but to + len does not (found by fuzzing).
+        {"TO ends at 2^64", [](Region &) {}, ~uint64_t{0} - 99, {Layer::Ddp, etype::kDdpTagged, ecode::kDdpTToWrap}},
     };
     for (const WriteCase &c : cases) {
         Pair p(Plain(Role::Initiator), Plain(Role::Responder));
@@ -100,6 +102,15 @@ TEST(Placement, ReadSourceViolationFailsTheReadWithAnAccessError) {
     q.Pump();
     EXPECT_EQ(q.Drain(q.a)[0].status, OpStatus::RemoteAccessError);
     EXPECT_EQ(q.a.remote_terminate()->code, (TerminateCode{Layer::Rdmap, etype::kRdmapProtection, ecode::kRdmapBaseBounds}));
+
+    // A source range ending exactly at 2^64 is a TO wrap, and never reaches CheckTagged.
+    Pair w(Plain(Role::Initiator), Plain(Role::Responder));
+    w.pa.Add(0x99, 0, 256, false, false);
+    ASSERT_TRUE(w.a.PostRead(9, 0x99, 0, 256, kStag, ~uint64_t{0} - 255));
+    w.Pump();
+    EXPECT_TRUE(w.pb.calls.empty());
+    EXPECT_EQ(w.Drain(w.a)[0].status, OpStatus::RemoteAccessError);
+    EXPECT_EQ(w.a.remote_terminate()->code, (TerminateCode{Layer::Rdmap, etype::kRdmapProtection, ecode::kRdmapToWrap}));
 }
 
 TEST(Placement, SourceGoneAfterTheCheckTerminatesAtTransmit) {

@@ -20,8 +20,12 @@ Errc ErrcFor(TaggedCheck c) {
     return Errc::TaggedInvalidStag;
 }
 
+// A range whose end offset (to + len) is not representable counts as a TO
+// wrap, even if its last byte is the top one: Placement implementations may
+// then compute to + len freely (found by fuzzing: a range ending at 2^64
+// reached CheckTagged with to + len == 0, which defeats `to + len <= end`).
 bool Wraps(uint64_t to, uint64_t len) {
-    return len > 0 && to > std::numeric_limits<uint64_t>::max() - (len - 1);
+    return len > std::numeric_limits<uint64_t>::max() - to;
 }
 
 }  // namespace

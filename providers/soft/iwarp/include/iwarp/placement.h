@@ -28,8 +28,8 @@ public:
     virtual ~Placement();
 
     // Is [to, to + len) of `stag` usable for `access`? Called with len > 0
-    // and to + len not wrapping; the engine never places or fetches a byte
-    // of the range before this returned Ok.
+    // and to + len representable (no overflow); the engine never places or
+    // fetches a byte of the range before this returned Ok.
     virtual TaggedCheck CheckTagged(uint32_t stag, uint64_t to, uint32_t len, Access access) = 0;
 
     // Copies into a range that passed CheckTagged (RemoteWrite or LocalWrite).
