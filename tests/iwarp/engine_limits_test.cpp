@@ -173,4 +173,57 @@ TEST(Limits, SendWithInvalidateOfAnUnknownStag) {
     EXPECT_EQ(p.a.remote_terminate()->terminated.invalidate_stag, 0x4242u);
 }
 
+TEST(Limits, InterleavedInboundSendsCompleteInMsnOrder) {
+    FakePlacement pl;
+    Engine e(Plain(Role::Responder), pl);
+    Bytes r1(8), r2(8);
+    const MutableBuffer b1{r1.data(), r1.size()}, b2{r2.data(), r2.size()};
+    ASSERT_TRUE(e.PostReceive(1, {&b1, 1}));
+    ASSERT_TRUE(e.PostReceive(2, {&b2, 1}));
+    Bytes wire;  // MSN 1 first half, MSN 2 whole, MSN 1 second half
+    EncodeUntagged(&wire, Opcode::Send, false, 0, 1, 0, 0, Bytes{1, 2, 3, 4}, false);
+    EncodeUntagged(&wire, Opcode::Send, true, 0, 2, 0, 0, Bytes{9}, false);
+    Bytes half = wire;
+    EncodeUntagged(&wire, Opcode::Send, true, 0, 1, 4, 0, Bytes{5, 6}, false);
+    ASSERT_EQ(e.Receive(half).status, RxStatus::Ok);
+    Completion c;
+    EXPECT_FALSE(e.PollCompletion(&c));  // MSN 2 is done but waits for MSN 1
+    ASSERT_EQ(e.Receive(std::span<const uint8_t>(wire).subspan(half.size())).status, RxStatus::Ok);
+    ASSERT_TRUE(e.PollCompletion(&c));
+    EXPECT_EQ(c.id, 1u);
+    EXPECT_EQ(c.length, 6u);
+    ASSERT_TRUE(e.PollCompletion(&c));
+    EXPECT_EQ(c.id, 2u);
+    EXPECT_EQ(r1, (Bytes{1, 2, 3, 4, 5, 6, 0, 0}));
+}
+
+TEST(Limits, OutboundMessagesAreNeverInterleaved) {
+    EngineOptions o;
+    o.mss = 128;
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), o);
+    p.pb.Add(9, 0, 4096, false, true);
+    p.pa.Add(1, 0, 4096, false, false);
+    // b has a long Send queued when a's Read Request arrives.
+    Bytes r(3000);
+    const MutableBuffer rb{r.data(), r.size()};
+    ASSERT_TRUE(p.a.PostReceive(1, {&rb, 1}));
+    const Bytes m = Pattern(3000);
+    const ConstBuffer mb{m.data(), m.size()};
+    ASSERT_TRUE(p.b.PostSend(2, {&mb, 1}));
+    ASSERT_TRUE(p.a.PostRead(3, 1, 0, 2000, 9, 0));
+    p.Move(p.a, p.b, SIZE_MAX, nullptr);
+    Bytes out;
+    p.b.Pull(&out, 1 << 20);
+    std::vector<Bytes> store;
+    const auto segs = Segments(out, false, &store);
+    // One message at a time: every switch of opcode happens after an L bit.
+    for (size_t i = 1; i < segs.size(); ++i)
+        if (segs[i].opcode != segs[i - 1].opcode) {
+            EXPECT_TRUE(segs[i - 1].last) << "segment " << i;
+        }
+    ASSERT_EQ(p.a.Receive(out).status, RxStatus::Ok);
+    EXPECT_EQ(p.Drain(p.a).size(), 2u);
+    EXPECT_EQ(r, m);
+}
+
 }  // namespace
