@@ -25,8 +25,9 @@ struct Range {
     bool Covers(uint32_t s, uint64_t t, uint64_t l) const { return s == stag && t >= to && t - to + l <= len; }
 };
 
-// Four small regions: 1 read/write, 2 read-only, 3 write-only, 4 read/write
-// and invalidatable. Every call is checked against the engine's contract.
+// Small regions: 1 read/write, 2 read-only, 3 write-only, 4 read/write and
+// invalidatable, 5 of another connection (not associated). Every call is
+// checked against the engine's contract.
 class BoundedPlacement : public Placement {
 public:
     BoundedPlacement() {
@@ -34,12 +35,14 @@ public:
         Add(2, 0x2000, false, true);
         Add(3, 0x3000, true, false);
         Add(4, 0, true, true);
+        Add(5, 0x5000, true, true);
     }
     TaggedCheck CheckTagged(uint32_t stag, uint64_t to, uint32_t len, Access access) override {
         IWARP_FUZZ_CHECK(len > 0 && to + len > to);  // the engine rules out empty and wrapping ranges
         auto it = regions_.find(stag);
         if (it == regions_.end() || !it->second.valid) return TaggedCheck::InvalidStag;
         const Region &r = it->second;
+        if (stag == 5) return TaggedCheck::StagNotAssociated;
         if (to < r.base || to - r.base + len > r.memory.size()) return TaggedCheck::BaseBounds;
         const bool ok = access == Access::RemoteRead ? r.read : r.write;
         if (!ok) return TaggedCheck::AccessRights;
@@ -100,6 +103,7 @@ public:
     }
 
     void Run(Splitter &split, std::span<const uint8_t> s) {
+        Transmit();  // posted Reads go out first, so Read Responses can match them
         size_t pos = 0;
         while (pos < s.size()) {
             const auto piece = s.subspan(pos, split.Next(s.size() - pos));

@@ -56,6 +56,27 @@ Bytes EngineStream(bool crc, bool with_rtr) {
     return s;
 }
 
+// Streams aimed at the placement checks: access rights, another
+// connection's STag, a Read source invalidated before its response, and
+// responses to the Reads the harness posts (sink STag 1 at 0x1000 + byte).
+Bytes PlacementStream(int which) {
+    Bytes s;
+    switch (which) {
+    case 0: EncodeTagged(&s, Opcode::RdmaWrite, true, 2, 0x2000, Bytes(16, 1), false); break;  // read-only
+    case 1: EncodeReadRequest(&s, 1, ReadRequest{9, 0, 16, 3, 0x3000}, false); break;          // write-only
+    case 2: EncodeTagged(&s, Opcode::RdmaWrite, true, 5, 0x5000, Bytes(16, 1), false); break;  // not associated
+    case 3:  // Read from STag 4, then a Send with Invalidate of STag 4 before the response goes out
+        EncodeReadRequest(&s, 1, ReadRequest{9, 0, 64, 4, 0}, false);
+        EncodeUntagged(&s, Opcode::SendInvalidate, true, 0, 1, 0, 4, Bytes(2, 1), false);
+        break;
+    default:  // Read Responses for the harness's first Read (sink 1 at 0x1010, 16 bytes)
+        EncodeTagged(&s, Opcode::ReadResponse, false, 1, 0x1010, Bytes(8, 4), false);
+        EncodeTagged(&s, Opcode::ReadResponse, true, 1, 0x1018, Bytes(8, 5), false);
+        break;
+    }
+    return s;
+}
+
 Bytes TerminateFpdu(bool crc) {
     Fault f;
     f.code = {Layer::Ddp, etype::kDdpTagged, ecode::kDdpTBaseBounds};
@@ -102,12 +123,19 @@ int main(int argc, char **argv) {
     Write(dir, "fpdu-terminate", Cat({0x01, 0x03, 0x00}, TerminateFpdu(false)));
     Write(dir, "fpdu-limit", Cat({0x09, 0x00, 0x10}, EngineStream(false, false)));
     // Mode 2: engine. Bytes: flags, split, negotiated (role|crc|rtr|hold),
-    // ird|ord, options, budget, 3 receive sizes, ops, send size, read bytes.
-    const Bytes engine_cfg = {0x40, 0x20, 0x80, 0xff, 0x3f, 0x1f, 0x10, 0x08, 0x10, 0x10, 0x40};
+    // ird|ord, then the 9 harness bytes: options (MSS 64 + 30*32, stall,
+    // strict), Pull budget, 3 receive sizes, ops (Send with SE and
+    // Invalidate, Write, Read), send size / 3, Read sink offset, Read length.
+    const Bytes engine_cfg = {0x3e, 0x20, 0x80, 0xff, 0x3f, 0x1f, 0x10, 0x10, 0x10};
     Write(dir, "engine-initiator", Cat(Cat({0x02, 0x00, 0x00, 0x1b}, engine_cfg), EngineStream(false, false)));
     Write(dir, "engine-initiator-crc", Cat(Cat({0x02, 0x31, 0x02, 0x1b}, engine_cfg), EngineStream(true, false)));
     Write(dir, "engine-responder-rtr", Cat(Cat({0x02, 0x05, 0x29, 0x1b}, engine_cfg), EngineStream(false, true)));
     Write(dir, "engine-terminate", Cat(Cat({0x02, 0x00, 0x00, 0x1b}, engine_cfg), TerminateFpdu(false)));
+    const char *placement_names[] = {"write-read-only", "read-write-only", "not-associated", "fetch-after-invalidate",
+                                     "read-responses"};
+    for (int i = 0; i < 5; ++i)
+        Write(dir, std::string("engine-") + placement_names[i],
+              Cat(Cat({0x02, 0x00, 0x00, 0x1b}, engine_cfg), PlacementStream(i)));
     // Mode 3: handshake then engine. Responder (flag 0x04) fed a request;
     // initiator fed a reply. Bytes: config a, config b, private data length.
     Initiator ini(MpaConfig{}, Bytes(4, 1));
