@@ -12,8 +12,21 @@ namespace {
 using CqRegistry = Registry<CompletionQueue, IND2CompletionQueue>;
 }  // namespace
 
+// With no requested affinity, notifications follow the creating thread's
+// affinity (R043: requested set, then calling thread, then process).
+KAFFINITY ThreadAffinity() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    KAFFINITY mask = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int cpu = 0; cpu < static_cast<int>(sizeof(KAFFINITY) * 8); ++cpu)
+            if (CPU_ISSET(cpu, &set)) mask |= KAFFINITY(1) << cpu;
+    return mask;
+}
+
 CompletionQueue::CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity)
-    : requests_(overlapped_file), max_depth_(max_depth), affinity_(affinity), ring_(depth) {
+    : requests_(overlapped_file), max_depth_(max_depth), affinity_(affinity ? affinity : ThreadAffinity()),
+      ring_(depth) {
     CqRegistry::Add(this);
 }
 
@@ -141,15 +154,7 @@ HRESULT CompletionQueue::Resize(ULONG depth) {
 HRESULT CompletionQueue::GetNotifyAffinity(USHORT *group, KAFFINITY *affinity) {
     if (!group || !affinity) return ND_INVALID_PARAMETER;
     *group = 0;
-    KAFFINITY effective = affinity_;
-    if (!effective) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (sched_getaffinity(0, sizeof set, &set) == 0)
-            for (int cpu = 0; cpu < static_cast<int>(sizeof(KAFFINITY) * 8); ++cpu)
-                if (CPU_ISSET(cpu, &set)) effective |= KAFFINITY(1) << cpu;
-    }
-    *affinity = effective;
+    *affinity = affinity_;
     return ND_SUCCESS;
 }
 

@@ -1,7 +1,10 @@
 #include "cm_socket.h"
 
+#include "soft_limits.h"
+
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -27,7 +30,7 @@ socklen_t CmAddress(const kit::IpAddress &a, sockaddr_un *un) {
 
 HRESULT BindError(int err) {
     switch (err) {
-    case EADDRINUSE: return ND_SHARING_VIOLATION;
+    case EADDRINUSE: return kStatusAddressAlreadyAssociated;
     case EADDRNOTAVAIL:
     case EAFNOSUPPORT:
     case EINVAL: return ND_INVALID_ADDRESS;
@@ -115,6 +118,18 @@ int CmConnect(const kit::IpAddress &dest, HRESULT *hr) {
     }
     *hr = ND_CONNECTION_REFUSED;
     return -1;
+}
+
+bool CopyPrivateData(CmMessage *m, const void *data, ULONG len) {
+    m->private_len = 0;
+    if (len == 0) return true;
+    if (!data || len > kMaxPrivateData) return false;
+    // Read through the kernel, which reports an unreadable buffer as EFAULT
+    // instead of faulting this process.
+    iovec local{m->private_data, len}, remote{const_cast<void *>(data), len};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(len)) return false;
+    m->private_len = len;
+    return true;
 }
 
 CmMessage NewCmMessage(CmType type) {

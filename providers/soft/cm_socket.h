@@ -32,5 +32,8 @@ bool CmSend(int fd, const CmMessage &m, const int *fds = nullptr, int nfds = 0);
 int CmRecv(int fd, CmMessage *m, int *fds, int *nfds);
 
 CmMessage NewCmMessage(CmType type);
+// Copies an application's private data into a CM message; false (nothing
+// copied) if the buffer is not readable for `len` bytes (R116).
+bool CopyPrivateData(CmMessage *m, const void *data, ULONG len);
 
 }  // namespace soft

@@ -64,6 +64,9 @@ void Connector::StopWatchingLocked() {
 void Connector::OnFinalRelease() {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == State::Connected && conn_) CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
+    // Released after Connect completed but before CompleteConnect: the
+    // peer's Accept fails ND_CONNECTION_REFUSED (COMPAT).
+    if (state_ == State::Replied && conn_) CmSend(conn_->cm_fd, NewCmMessage(CmType::Reject));
     if (qp_ && (state_ == State::Connected || state_ == State::Replied || state_ == State::Accepting)) qp_->Close();
     if (qp_ && state_ == State::Connecting) qp_->Unreserve();
     StopWatchingLocked();
@@ -134,8 +137,10 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
     m.flags = qp->UsesSrq() ? kCmFlagUsesSrq : 0;
     std::memcpy(m.peer_address, &local_.storage, local_.length());
     m.peer_address_len = local_.length();
-    m.private_len = private_size;
-    if (private_size) std::memcpy(m.private_data, private_data, private_size);
+    if (!CopyPrivateData(&m, private_data, private_size)) {
+        qp->Unreserve();
+        return ND_ACCESS_VIOLATION;  // R116
+    }
     int ro = engine_->mrs().ReadOnlyFd();
     int fds[3] = {conn->channel->fd(), engine_->wake_fd(), ro};
     bool sent = ro >= 0 && CmSend(cm, m, fds, 3);
@@ -198,8 +203,10 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     m.flags |= qp->UsesSrq() ? kCmFlagUsesSrq : 0;
     std::memcpy(m.peer_address, &local_.storage, local_.length());
     m.peer_address_len = local_.length();
-    m.private_len = private_size;
-    if (private_size) std::memcpy(m.private_data, private_data, private_size);
+    if (!CopyPrivateData(&m, private_data, private_size)) {
+        qp->Unreserve();
+        return ND_ACCESS_VIOLATION;  // R116
+    }
     int ro = engine_->mrs().ReadOnlyFd();
     int fds[2] = {engine_->wake_fd(), ro};
     bool sent = ro >= 0 && CmSend(conn_->cm_fd, m, fds, 2);
@@ -228,8 +235,7 @@ HRESULT Connector::Reject(const VOID *private_data, ULONG private_size) {
     if (state_ != State::Requested && state_ != State::Replied) return ND_CONNECTION_INVALID;
     if (aborted_) return ND_CONNECTION_ABORTED;
     CmMessage m = NewCmMessage(CmType::Reject);
-    m.private_len = private_size;
-    if (private_size) std::memcpy(m.private_data, private_data, private_size);
+    if (!CopyPrivateData(&m, private_data, private_size)) return ND_ACCESS_VIOLATION;  // R116
     CmSend(conn_->cm_fd, m);
     if (qp_) qp_->Close();
     StopWatchingLocked();

@@ -66,7 +66,7 @@ HRESULT Listener::Listen(ULONG backlog) {
     }
     HRESULT hr;
     int fd = CmListen(bound_, 128, &hr);
-    if (fd < 0) return hr == ND_SHARING_VIOLATION ? hr : ND_INSUFFICIENT_RESOURCES;
+    if (fd < 0) return hr == kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
     cm_fd_ = fd;
     backlog_ = backlog;  // 0: no limit (R147)
     listening_ = true;

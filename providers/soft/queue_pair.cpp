@@ -114,7 +114,10 @@ void QueuePair::TerminatePeer(HRESULT why) {
 }
 
 HRESULT QueuePair::Flush() {
-    Fail();
+    if (state() == State::Idle)
+        FlushReceives();  // receives posted before connecting (R094, R102)
+    else
+        Fail();
     return ND_SUCCESS;
 }
 

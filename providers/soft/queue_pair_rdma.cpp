@@ -77,9 +77,10 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
     if (write) {
         // Data lands in address order with the last byte last (applications
         // spin on it): everything but the last byte, then the last byte.
-        remote[0] = iovec{reinterpret_cast<void *>(raddr), total - 1};
-        remote[1] = iovec{reinterpret_cast<void *>(raddr + total - 1), 1};
-        err = MoveAll(conn_->peer_pid, local, nl, remote, total > 1 ? 2 : 1, true);
+        int nr = 0;
+        if (total > 1) remote[nr++] = iovec{reinterpret_cast<void *>(raddr), total - 1};
+        remote[nr++] = iovec{reinterpret_cast<void *>(raddr + total - 1), 1};
+        err = MoveAll(conn_->peer_pid, local, nl, remote, nr, true);
     } else {
         remote[0] = iovec{reinterpret_cast<void *>(raddr), total};
         err = MoveAll(conn_->peer_pid, local, nl, remote, 1, false);

@@ -23,5 +23,8 @@ constexpr ULONG kSendTimeoutMs = 3000;  // a Send nobody receives fails with ND_
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
 // Windows providers return (COMPAT-NOTES).
 constexpr HRESULT kStatusBadNetworkName = static_cast<HRESULT>(0xC00000CCu);
+// Binding an address and port already in use: STATUS_ADDRESS_ALREADY_ASSOCIATED
+// (COMPAT-NOTES; the SPI documents ND_SHARING_VIOLATION, applications expect this).
+constexpr HRESULT kStatusAddressAlreadyAssociated = static_cast<HRESULT>(0xC0000238u);
 
 }  // namespace soft

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "soft_limits.h"
+#include "opennd/kit/completion_queue.h"
 #include "opennd/kit/registry.h"
 
 namespace soft {
@@ -15,7 +16,8 @@ using SrqRegistry = kit::Registry<SharedReceiveQueue, IND2SharedReceiveQueue>;
 
 SharedReceiveQueue::SharedReceiveQueue(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file, ULONG depth,
                                        ULONG max_sge, ULONG threshold, KAFFINITY affinity)
-    : adapter_(adapter, true), engine_(std::move(engine)), requests_(file), max_sge_(max_sge), affinity_(affinity),
+    : adapter_(adapter, true), engine_(std::move(engine)), requests_(file), max_sge_(max_sge),
+      affinity_(affinity ? affinity : kit::ThreadAffinity()),
       depth_(depth), threshold_(threshold) {
     SrqRegistry::Add(this);
 }
@@ -68,15 +70,7 @@ HRESULT SharedReceiveQueue::CancelOverlappedRequests() {
 HRESULT SharedReceiveQueue::GetNotifyAffinity(USHORT *group, KAFFINITY *affinity) {
     if (!group || !affinity) return ND_INVALID_PARAMETER;
     *group = 0;
-    KAFFINITY effective = affinity_;
-    if (!effective) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (sched_getaffinity(0, sizeof set, &set) == 0)
-            for (int cpu = 0; cpu < static_cast<int>(sizeof(KAFFINITY) * 8); ++cpu)
-                if (CPU_ISSET(cpu, &set)) effective |= KAFFINITY(1) << cpu;
-    }
-    *affinity = effective;
+    *affinity = affinity_;
     return ND_SUCCESS;
 }
 

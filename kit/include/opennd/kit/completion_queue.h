@@ -33,6 +33,9 @@ protected:
     ~CqPoller() = default;
 };
 
+// The calling thread's CPU mask (the default notification affinity).
+KAFFINITY ThreadAffinity();
+
 class CompletionQueue : public Unknown<IND2CompletionQueue> {
 public:
     CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity);
