@@ -286,6 +286,40 @@ TEST_F(Limits, InitiatorSgeCountsAtLimitAndOnePastR096) {
     EXPECT_EQ(CheckPattern(m.data() + total, rchunk * i.MaxReadSge, 31), "");
 }
 
+// R096: more data than MaxTransferLength in one request is refused: at
+// once (ND_BUFFER_OVERFLOW) or in the completion (ND_DATA_OVERRUN). Two SGEs
+// over one region of half the limit (memory never touched). Send and Write
+// here; Read in pending_limits.cpp.
+TEST_F(Limits, TransferLengthOnePastTheLimitR096) {
+    ULONG max = node.info.MaxTransferLength;
+    if (max > (1u << 30) || node.info.MaxInitiatorSge < 2 )
+        GTEST_SKIP() << "skipped: MaxTransferLength above 1 GiB would need too much memory to exceed";
+    QpShape s;
+    s.initiator_sge = 2;
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve"), s);
+    ASSERT_TRUE(err.empty()) << err;
+    size_t half = max / 2 + 1;
+    Mem m(half);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    Remote rb = PeerRegister(p.peer, "rb", uint64_t(max) + 1);  // large enough: only the length is wrong
+    ND2_SGE sge[2] = {m.Sge(0, half), m.Sge(0, max + 1 - half)};
+    auto outcome = [&](HRESULT hr, ND2_REQUEST_TYPE type) {
+        if (hr == ND_SUCCESS) {
+            ND2_RESULT r;
+            if (!p.rcq.Next(&r)) return kHang;
+            EXPECT_EQ(r.RequestType, type);
+            return r.Status;
+        }
+        return hr;
+    };
+    EXPECT_ND_IN(Any(ND_BUFFER_OVERFLOW, ND_DATA_OVERRUN), outcome(p.conn.qp->Send(nullptr, sge, 2, 0), Nd2RequestTypeSend))
+        << "Send of MaxTransferLength + 1 bytes";
+    EXPECT_ND_IN(Any(ND_BUFFER_OVERFLOW, ND_DATA_OVERRUN),
+                 outcome(p.conn.qp->Write(nullptr, sge, 2, rb.addr, rb.token, 0), Nd2RequestTypeWrite))
+        << "Write of MaxTransferLength + 1 bytes";
+}
+
 // COMPAT: more SGEs than the QP was created for may be accepted if the
 // adapter allows them; if accepted, the data must be right.
 TEST_F(Limits, MoreSgesThanTheQpWasCreatedFor) {
