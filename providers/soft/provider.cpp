@@ -77,14 +77,6 @@ public:
     }
 };
 
-template <class T>
-HRESULT HandIfValid(T *obj, REFIID iid, void **pp, HRESULT invalid) {
-    if (!obj->Valid()) {
-        obj->Release();
-        return invalid;
-    }
-    return kit::Hand(obj, iid, pp);
-}
 
 class Adapter : public kit::Unknown<IND2Adapter> {
 public:
@@ -139,10 +131,10 @@ public:
     HRESULT STDMETHODCALLTYPE CreateCompletionQueue(REFIID iid, HANDLE file, ULONG depth, USHORT, KAFFINITY affinity,
                                                     VOID **pp) override {
         if (depth == 0 || depth > kMaxCqDepth) return ND_INVALID_PARAMETER_3;
-        return HandIfValid(new Cq(engine_, file, depth, affinity), iid, pp, ND_INVALID_PARAMETER_2);
+        return kit::HandIfValid(new Cq(engine_, file, depth, affinity), iid, pp, ND_INVALID_PARAMETER_2);
     }
     HRESULT STDMETHODCALLTYPE CreateMemoryRegion(REFIID iid, HANDLE file, VOID **pp) override {
-        return HandIfValid(new MemoryRegion(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+        return kit::HandIfValid(new MemoryRegion(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
     }
     HRESULT STDMETHODCALLTYPE CreateMemoryWindow(REFIID iid, VOID **pp) override {
         return kit::Hand(new MemoryWindow(this, engine_), iid, pp);
@@ -152,7 +144,7 @@ public:
                                                        VOID **pp) override {
         if (depth == 0 || depth > kMaxQueueDepth) return ND_INVALID_PARAMETER_3;
         if (max_sge > kMaxSge) return ND_INVALID_PARAMETER_4;
-        return HandIfValid(new SharedReceiveQueue(this, engine_, file, depth, max_sge, threshold, affinity), iid, pp,
+        return kit::HandIfValid(new SharedReceiveQueue(this, engine_, file, depth, max_sge, threshold, affinity), iid, pp,
                            ND_INVALID_PARAMETER_2);
     }
     HRESULT STDMETHODCALLTYPE CreateQueuePair(REFIID iid, IUnknown *rcq, IUnknown *icq, VOID *context, ULONG rdepth,
@@ -186,10 +178,10 @@ public:
                          pp);
     }
     HRESULT STDMETHODCALLTYPE CreateConnector(REFIID iid, HANDLE file, VOID **pp) override {
-        return HandIfValid(new Connector(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+        return kit::HandIfValid(new Connector(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
     }
     HRESULT STDMETHODCALLTYPE CreateListener(REFIID iid, HANDLE file, VOID **pp) override {
-        return HandIfValid(new Listener(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+        return kit::HandIfValid(new Listener(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
     }
 
 private:

@@ -191,15 +191,23 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     return ND_SUCCESS;
 }
 
-HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
-    if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
-    if (nsge > rsge_) return ND_DATA_OVERRUN;
+HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out) {
+    if (nsge > max_sge) return ND_DATA_OVERRUN;
     if (nsge && !sge) return ND_INVALID_PARAMETER_2;
     uint64_t total = 0;
     for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
-    PostedReceive r{ctx, nsge, {}};
-    std::copy(sge, sge + nsge, r.sge);
+    out->context = ctx;
+    out->nsge = nsge;
+    std::copy(sge, sge + nsge, out->sge);
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
+    if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
+    PostedReceive r;
+    HRESULT hr = MakeReceive(ctx, sge, nsge, rsge_, &r);
+    if (FAILED(hr)) return hr;
     {
         std::lock_guard<std::mutex> lock(rx_mu_);
         if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;

@@ -38,6 +38,10 @@ struct PostedReceive {
     ND2_SGE sge[16];
 };
 
+// Checks a Receive (QP or SRQ) and copies it: ND_DATA_OVERRUN for too many
+// SGEs, ND_BUFFER_OVERFLOW for more bytes than a transfer can hold.
+HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out);
+
 class QueuePair : public opennd::kit::Unknown<IND2QueuePair>, public opennd::kit::CqPoller, public Pollable {
 public:
     enum class State { Idle, Attached, Connected, Error, Closed };
@@ -153,6 +157,8 @@ private:
     void NoteProgressLocked();
     void FailLocked(HRESULT failed_status);
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
+    HRESULT FinishOneSided(std::unique_lock<std::mutex> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
+                           HRESULT status, bool was_connected);
     HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);
 
     void ProgressSend();

@@ -50,6 +50,20 @@ int MoveAll(pid_t pid, iovec *local, int nl, iovec *remote, int nr, bool write) 
 
 }  // namespace
 
+// Queues the completion of a request done at post time; a failure ends the
+// connection (R090): receives flush and the peer is told.
+HRESULT QueuePair::FinishOneSided(std::unique_lock<std::mutex> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
+                                  HRESULT status, bool was_connected) {
+    PushOpLocked(type, ctx, flags, status);
+    EmitLocked();
+    lock.unlock();
+    if (was_connected && FAILED(status)) {
+        FlushReceives();
+        TerminatePeer(status);
+    }
+    return ND_SUCCESS;
+}
+
 // Checks and performs one Read or Write; returns its completion status.
 HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write,
                                 ULONG flags) {
@@ -103,16 +117,9 @@ HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr
         LocalSgesValid(sge, nsge, kRightLocalWrite | kRightReadSink, &total) && total > 0 && total <= kMaxTransferLength)
         return PostStreamLocked(Stream::ReadRequest, Nd2RequestTypeRead, ctx, sge, nsge, static_cast<uint32_t>(total),
                                 flags, raddr, rtoken);
-    HRESULT status = state() == State::Connected ? RemoteAccess(sge, nsge, raddr, rtoken, false, flags) : ND_CANCELED;
     bool was_connected = state() == State::Connected;
-    PushOpLocked(Nd2RequestTypeRead, ctx, flags, status);
-    EmitLocked();
-    lock.unlock();
-    if (was_connected && FAILED(status)) {
-        FlushReceives();
-        TerminatePeer(status);
-    }
-    return ND_SUCCESS;
+    HRESULT status = was_connected ? RemoteAccess(sge, nsge, raddr, rtoken, false, flags) : ND_CANCELED;
+    return FinishOneSided(lock, Nd2RequestTypeRead, ctx, flags, status, was_connected);
 }
 
 HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
@@ -130,16 +137,9 @@ HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 radd
         ((flags & ND_OP_FLAG_INLINE) || LocalSgesValid(sge, nsge, 0, nullptr)))
         return PostStreamLocked(Stream::WriteFragments, Nd2RequestTypeWrite, ctx, sge, nsge,
                                 static_cast<uint32_t>(total), flags, raddr, rtoken);
-    HRESULT status = state() == State::Connected ? RemoteAccess(sge, nsge, raddr, rtoken, true, flags) : ND_CANCELED;
     bool was_connected = state() == State::Connected;
-    PushOpLocked(Nd2RequestTypeWrite, ctx, flags, status);
-    EmitLocked();
-    lock.unlock();
-    if (was_connected && FAILED(status)) {
-        FlushReceives();
-        TerminatePeer(status);
-    }
-    return ND_SUCCESS;
+    HRESULT status = was_connected ? RemoteAccess(sge, nsge, raddr, rtoken, true, flags) : ND_CANCELED;
+    return FinishOneSided(lock, Nd2RequestTypeWrite, ctx, flags, status, was_connected);
 }
 
 HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, const VOID *buffer, SIZE_T size,
@@ -166,14 +166,7 @@ HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, c
         if (flags & ND_OP_FLAG_ALLOW_WRITE) rights |= kRightRemoteWrite;
         status = mw->Bind(mr, reinterpret_cast<uint64_t>(buffer), size, rights, id_);
     }
-    PushOpLocked(Nd2RequestTypeBind, ctx, flags, status);
-    EmitLocked();
-    lock.unlock();
-    if (was_connected && FAILED(status)) {
-        FlushReceives();
-        TerminatePeer(status);
-    }
-    return ND_SUCCESS;
+    return FinishOneSided(lock, Nd2RequestTypeBind, ctx, flags, status, was_connected);
 }
 
 HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
@@ -188,14 +181,7 @@ HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
     HRESULT status = ND_CANCELED;
     bool was_connected = state() == State::Connected;
     if (was_connected) status = mw->Invalidate() ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
-    PushOpLocked(Nd2RequestTypeInvalidate, ctx, flags, status);
-    EmitLocked();
-    lock.unlock();
-    if (was_connected && FAILED(status)) {
-        FlushReceives();
-        TerminatePeer(status);
-    }
-    return ND_SUCCESS;
+    return FinishOneSided(lock, Nd2RequestTypeInvalidate, ctx, flags, status, was_connected);
 }
 
 }  // namespace soft

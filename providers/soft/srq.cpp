@@ -95,13 +95,9 @@ HRESULT SharedReceiveQueue::Notify(OVERLAPPED *ov) {
 }
 
 HRESULT SharedReceiveQueue::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
-    if (nsge > max_sge_) return ND_DATA_OVERRUN;
-    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
-    uint64_t total = 0;
-    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
-    PostedReceive r{ctx, nsge, {}};
-    std::copy(sge, sge + nsge, r.sge);
+    PostedReceive r;
+    HRESULT hr = MakeReceive(ctx, sge, nsge, max_sge_, &r);
+    if (FAILED(hr)) return hr;
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (receives_.size() >= depth_) return ND_NO_MORE_ENTRIES;

@@ -224,19 +224,11 @@ private:
     bool listening_ = false;
 };
 
-template <class T>
-HRESULT HandIfValid(T *obj, REFIID iid, void **pp) {
-    if (!obj->Valid()) {
-        obj->Release();
-        return ND_INVALID_HANDLE;
-    }
-    return kit::Hand(obj, iid, pp);
-}
 
 }  // namespace
 
 HRESULT MakeMemoryRegion(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp) {
-    return HandIfValid(new MemoryRegion(adapter, file), iid, pp);
+    return kit::HandIfValid(new MemoryRegion(adapter, file), iid, pp, ND_INVALID_HANDLE);
 }
 
 HRESULT MakeQueuePair(IND2Adapter *adapter, REFIID iid, IUnknown *rcq, IUnknown *icq, void *context, ULONG rdepth,
@@ -254,11 +246,11 @@ HRESULT MakeQueuePair(IND2Adapter *adapter, REFIID iid, IUnknown *rcq, IUnknown 
 }
 
 HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp) {
-    return HandIfValid(new Connector(adapter, file), iid, pp);
+    return kit::HandIfValid(new Connector(adapter, file), iid, pp, ND_INVALID_HANDLE);
 }
 
 HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp, std::vector<kit::IpAddress> addrs) {
-    return HandIfValid(new Listener(adapter, file, std::move(addrs)), iid, pp);
+    return kit::HandIfValid(new Listener(adapter, file, std::move(addrs)), iid, pp, ND_INVALID_HANDLE);
 }
 
 }  // namespace loopback

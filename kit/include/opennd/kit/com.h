@@ -98,6 +98,18 @@ HRESULT Hand(Unknown<Interface> *obj, REFIID iid, void **ppv) {
     return hr;
 }
 
+// Hand for objects that take an overlapped file: `invalid` (and the object
+// released) if the handle given was not an open overlapped file.
+template <class T>
+HRESULT HandIfValid(T *obj, REFIID iid, void **ppv, HRESULT invalid) {
+    if (!obj->Valid()) {
+        obj->Release();
+        if (ppv) *ppv = nullptr;
+        return invalid;
+    }
+    return Hand(obj, iid, ppv);
+}
+
 // A small owning pointer for COM references (AddRef on copy, Release on drop).
 template <class T>
 class ComPtr {
