@@ -89,7 +89,9 @@ public:
     NDK_SRQ *pub() { return &face_.pub; }
     IND2SharedReceiveQueue *nd() const { return nd_; }
     // Arms the notification (one callback per arm) if a callback was given.
-    void Arm();
+    // `issue`: also start an ND2 Notify if none is in flight.
+    void Arm(bool issue = true);
+    bool NotifyInFlight();
 
     IND2Overlapped *Overlapped() override { return nd_; }
     void OnRequestDone(Request *request, HRESULT status) override;
@@ -101,6 +103,7 @@ private:
     NDK_FN_SRQ_NOTIFICATION_CALLBACK notify_;
     void *notify_context_;
     std::mutex arm_mu_;
+    bool armed_ = false;           // a notification is owed to the consumer
     bool notify_pending_ = false;  // an ND2 Notify is in flight
 };
 

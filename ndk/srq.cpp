@@ -3,7 +3,10 @@
 // SRQ notification: armed by NdkCreateSrq and by NdkModifySrq with a non-zero
 // NotifyThreshold; fires once (fewer queued receives than the threshold, at
 // once if that is already the case) and stays disarmed until the next such
-// NdkModifySrq. Behind it: one IND2SharedReceiveQueue::Notify at a time.
+// NdkModifySrq. Behind it: one IND2SharedReceiveQueue::Notify at a time; a
+// Notify completion fires the callback only if an arm is owed, so one
+// NdkModifySrq gives at most one notification even when the Modify itself
+// releases a Notify that was already in flight.
 #include <new>
 
 #include "objects.h"
@@ -21,11 +24,17 @@ Srq::Srq(Adapter *adapter, IND2SharedReceiveQueue *nd, ULONG threshold, NDK_FN_S
 
 Srq::~Srq() { nd_->Release(); }
 
-void Srq::Arm() {
+bool Srq::NotifyInFlight() {
+    std::lock_guard<std::mutex> lock(arm_mu_);
+    return notify_pending_;
+}
+
+void Srq::Arm(bool issue) {
     if (!notify_ || closing()) return;
     {
         std::lock_guard<std::mutex> lock(arm_mu_);
-        if (notify_pending_) return;  // the Notify in flight serves this arm
+        armed_ = true;
+        if (notify_pending_ || !issue) return;  // the Notify in flight serves this arm
         notify_pending_ = true;
     }
     Request *r = new (std::nothrow) Request;
@@ -39,11 +48,14 @@ void Srq::Arm() {
 }
 
 void Srq::OnRequestDone(Request *, HRESULT status) {
+    bool fire;
     {
         std::lock_guard<std::mutex> lock(arm_mu_);
         notify_pending_ = false;
+        fire = armed_;
+        armed_ = false;
     }
-    if (status != ND_CANCELED && !closing()) notify_(notify_context_, StatusFromNd(status));
+    if (fire && status != ND_CANCELED && !closing()) notify_(notify_context_, StatusFromNd(status));
 }
 
 void Srq::StopWork() { nd_->CancelOverlappedRequests(); }
@@ -54,9 +66,13 @@ namespace {
 // keeps the depth, threshold 0 keeps the threshold and the arming state.
 NTSTATUS ModifySrq(NDK_SRQ *pSrq, ULONG SrqDepth, ULONG NotifyThreshold, NDK_FN_REQUEST_COMPLETION, PVOID) {
     Srq *srq = Self<Srq>(pSrq);
+    // A Notify already in flight serves the new arm (the Modify may release
+    // it at once); otherwise one starts after the Modify, on the new threshold.
+    const bool in_flight = srq->NotifyInFlight();
+    if (NotifyThreshold) srq->Arm(false);  // owed from now on
     HRESULT hr = srq->nd()->Modify(SrqDepth, NotifyThreshold);
     if (FAILED(hr)) return StatusFromNd(hr);
-    if (NotifyThreshold) srq->Arm();
+    if (NotifyThreshold && !in_flight) srq->Arm(true);
     return STATUS_SUCCESS;
 }
 

@@ -66,7 +66,7 @@ bool Side::Create(NDK_ADAPTER *adapter, size_t buffer, ULONG depth) {
     const NDK_ADAPTER_DISPATCH *d = adapter->Dispatch;
     if (d->NdkCreateCq(adapter, depth * 2, Completion::Notify, &notified, nullptr, nullptr, nullptr, &cq)) return false;
     if (d->NdkCreatePd(adapter, nullptr, nullptr, &pd)) return false;
-    if (pd->Dispatch->NdkCreateQp(pd, cq, cq, this, depth, depth, 4, 4, 0, nullptr, nullptr, &qp)) return false;
+    if (pd->Dispatch->NdkCreateQp(pd, cq, cq, this, depth, depth, 4, 4, 64, nullptr, nullptr, &qp)) return false;
     if (d->NdkCreateConnector(adapter, nullptr, nullptr, &connector)) return false;
     return region.Register(pd, buffer);
 }

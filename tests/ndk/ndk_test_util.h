@@ -26,13 +26,29 @@ struct Completion {
     NTSTATUS status = STATUS_PENDING;
     NDK_OBJECT_HEADER *object = nullptr;
     std::thread::id thread;
+    int sleep_ms = 0;  // the callback takes this long (after counting itself)
+    int returned = 0;  // callbacks that have returned
 
+    // A waiter may destroy the Completion as soon as it sees the count: with
+    // sleep_ms == 0 nothing touches it after the notification.
     void Hit(NTSTATUS s) {
+        const int sleep = sleep_ms;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            ++count;
+            if (!sleep) ++returned;
+            status = s;
+            thread = std::this_thread::get_id();
+            cv.notify_all();
+            if (!sleep) return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(sleep));
         std::lock_guard<std::mutex> lock(mu);
-        ++count;
-        status = s;
-        thread = std::this_thread::get_id();
-        cv.notify_all();
+        ++returned;
+    }
+    int Returned() {
+        std::lock_guard<std::mutex> lock(mu);
+        return returned;
     }
     static VOID Request(PVOID context, NTSTATUS s) { static_cast<Completion *>(context)->Hit(s); }
     static VOID Close(PVOID context) { static_cast<Completion *>(context)->Hit(STATUS_SUCCESS); }
