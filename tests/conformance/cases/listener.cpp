@@ -1,0 +1,214 @@
+// Listeners (§3.10, §6.3): GetLocalAddress and the assigned port, the
+// backlog, several outstanding GetConnectionRequests, closing, wildcard and
+// two listeners at once. Part of the Connection group (once per address).
+#include <memory>
+
+#include "suite.h"
+
+namespace ndc {
+namespace {
+
+IpAddress LocalOf(IND2Connector *c, HRESULT *hr) {
+    IpAddress a;
+    ULONG len = sizeof a.storage;
+    *hr = c->GetLocalAddress(a.sa(), &len);
+    return a;
+}
+
+TEST_P(Connection, ListenerGetLocalAddressR148R144) {
+    Ref<IND2Listener> l;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    IpAddress a;
+    ULONG len = sizeof a.storage;
+    EXPECT_ND(ND_INVALID_DEVICE_STATE, l->GetLocalAddress(a.sa(), &len)) << "never bound";
+    IpAddress want = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, l->Bind(want.sa(), want.length()));
+    len = sizeof a.storage;
+    EXPECT_ND(ND_INVALID_DEVICE_STATE, l->GetLocalAddress(a.sa(), &len)) << "bound but not listening";
+    ASSERT_ND(ND_SUCCESS, l->Listen(0));
+    // Too small: overflow, unchanged, size reported.
+    std::vector<uint8_t> small(addr.length() - 1, 0x77);
+    len = static_cast<ULONG>(small.size());
+    EXPECT_ND(ND_BUFFER_OVERFLOW, l->GetLocalAddress(reinterpret_cast<sockaddr *>(small.data()), &len));
+    EXPECT_EQ(len, addr.length());
+    for (uint8_t b : small) ASSERT_EQ(b, 0x77);
+    len = sizeof a.storage;
+    ASSERT_ND(ND_SUCCESS, l->GetLocalAddress(a.sa(), &len));
+    EXPECT_EQ(len, addr.length());
+    EXPECT_TRUE(opennd::kit::SameIp(a.sa(), addr.sa()));
+    EXPECT_NE(PortOf(a), 0) << "R144: the assigned port";
+}
+
+// R147: Listen(0) has no backlog limit: many requests wait for
+// GetConnectionRequest.
+TEST_P(Connection, BacklogZeroHoldsManyRequestsR147) {
+    constexpr int kN = 24;
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0), 0), "");
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kN)));
+    SleepMs(300);  // all requests reach the backlog before anyone asks
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 1024));
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<std::unique_ptr<Ov>> ovs;
+    for (int i = 0; i < kN; ++i) {
+        conns.push_back(std::make_unique<Conn>());
+        ASSERT_ND(ND_SUCCESS, conns.back()->Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, l.Get(*conns.back())) << "request " << i;
+        ovs.push_back(std::make_unique<Ov>());
+        HRESULT hr = conns.back()->connector->Accept(conns.back()->qp.get(), 8, 8, nullptr, 0, ovs.back().get());
+        ASSERT_TRUE(hr == ND_PENDING || hr == ND_SUCCESS) << StatusName(hr);
+    }
+    PEER_OK(r, peer.Wait(WaitMs() * 2));
+    EXPECT_EQ(r.U64("ok"), static_cast<uint64_t>(kN)) << "first failure " << StatusName(ST(r, "status"));
+    for (int i = 0; i < kN; ++i) EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), ovs[i].get(), ND_PENDING));
+}
+
+// R149: several GetConnectionRequests outstanding; each incoming request
+// completes exactly one.
+TEST_P(Connection, EachRequestCompletesOneGetConnectionRequestR149) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    constexpr int kWaiting = 4, kIncoming = 2;
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<std::unique_ptr<Ov>> ovs;
+    for (int i = 0; i < kWaiting; ++i) {
+        conns.push_back(std::make_unique<Conn>());
+        ASSERT_ND(ND_SUCCESS, conns.back()->Create(node, cq, cq));
+        ovs.push_back(std::make_unique<Ov>());
+        ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(conns.back()->connector.get(), ovs.back().get()));
+    }
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kIncoming)));
+    int got = 0;
+    std::vector<bool> done(kWaiting, false);
+    std::vector<std::unique_ptr<Ov>> accepts(kWaiting);
+    Deadline d(WaitMs());
+    while (got < kIncoming && !d.Expired()) {
+        for (int i = 0; i < kWaiting; ++i) {
+            if (done[i]) continue;
+            HRESULT hr = l.listener->GetOverlappedResult(ovs[i].get(), FALSE);
+            if (hr == ND_PENDING) continue;
+            done[i] = true;
+            EXPECT_ND(ND_SUCCESS, hr);
+            ++got;
+            accepts[i] = std::make_unique<Ov>();
+            HRESULT a = conns[i]->connector->Accept(conns[i]->qp.get(), 8, 8, nullptr, 0, accepts[i].get());
+            EXPECT_TRUE(a == ND_PENDING || a == ND_SUCCESS) << StatusName(a);
+        }
+        SleepMs(1);
+    }
+    EXPECT_EQ(got, kIncoming);
+    PEER_OK(r, peer.Wait());
+    EXPECT_EQ(r.U64("ok"), static_cast<uint64_t>(kIncoming));
+    for (int i = 0; i < kWaiting; ++i) {
+        if (accepts[i]) {
+            EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), accepts[i].get(), ND_PENDING));
+        }
+    }
+    SleepMs(QuietMs());
+    int still = 0;
+    for (int i = 0; i < kWaiting; ++i)
+        if (!done[i] && l.listener->GetOverlappedResult(ovs[i].get(), FALSE) == ND_PENDING) ++still;
+    EXPECT_EQ(still, kWaiting - kIncoming) << "one request completed more than one GetConnectionRequest";
+    ASSERT_ND(ND_SUCCESS, l.listener->CancelOverlappedRequests());
+    for (int i = 0; i < kWaiting; ++i) {
+        if (!done[i]) {
+            EXPECT_ND(ND_CANCELED, Finish(l.listener.get(), ovs[i].get(), ND_PENDING));
+        }
+    }
+}
+
+// R150: closing the listener completes its GetConnectionRequests with
+// ND_CANCELED.
+TEST_P(Connection, ClosingTheListenerCancelsItsRequestsR150) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Ref<IND2Connector> c1, c2;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    Ov a, b;
+    ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(c1.get(), &a));
+    ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(c2.get(), &b));
+    l.listener.reset();
+    for (Ov *ov : {&a, &b}) {
+        Deadline d(WaitMs());
+        while (!ov->Signaled() && !d.Expired()) SleepMs(1);
+        EXPECT_TRUE(ov->Signaled()) << "no completion after the listener was released";
+        EXPECT_ND(ND_CANCELED, static_cast<HRESULT>(ov->Internal));
+    }
+}
+
+// R145: a wildcard listener takes connections on every address of its
+// adapter (of that family).
+TEST_P(Connection, WildcardListenerServesEveryAddressR145) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, Wildcard(addr.family(), 0)), "");
+    ULONG cb = 0;
+    node.adapter->QueryAddressList(nullptr, &cb);
+    std::vector<uint8_t> buf(cb);
+    auto *list = reinterpret_cast<SOCKET_ADDRESS_LIST *>(buf.data());
+    ASSERT_ND(ND_SUCCESS, node.adapter->QueryAddressList(list, &cb));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    int tried = 0;
+    for (INT i = 0; i < list->iAddressCount; ++i) {
+        IpAddress a;
+        if (!opennd::kit::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a)) continue;
+        if (a.family() != addr.family()) continue;
+        SCOPED_TRACE("connecting to " + IpText(a));
+        ++tried;
+        Peer peer;
+        ASSERT_EQ(peer.Start(a), "");
+        ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(a)).Set("port", l.port)));
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, l.Get(c));
+        EXPECT_ND(ND_SUCCESS, c.Accept());
+        PEER_OK(r, peer.Wait());
+        EXPECT_ND(ND_SUCCESS, ST(r, "status"));
+        HRESULT hr;
+        IpAddress local = LocalOf(c.connector.get(), &hr);
+        EXPECT_ND(ND_SUCCESS, hr);
+        EXPECT_TRUE(opennd::kit::SameIp(local.sa(), a.sa())) << "the connection's local address is " << IpText(local);
+    }
+    EXPECT_GE(tried, 1);
+}
+
+// Two listeners at once on one adapter: IPv4 and IPv6 on the same port
+// number when the provider serves both, else two ports; each gets its own
+// requests.
+TEST_P(Connection, TwoListenersAtOnce) {
+    IpAddress other = addr;
+    for (const auto &t : TestAddresses())
+        if (ParseIp(t).family() != addr.family()) other = ParseIp(t);
+    Listener a, b;
+    ASSERT_EQ(a.Start(node, WithPort(addr, 0)), "");
+    uint16_t want = other.family() != addr.family() ? a.port : 0;
+    ASSERT_EQ(b.Start(node, WithPort(other, want)), "");
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    struct Side {
+        Listener *l;
+        IpAddress ip;
+    } sides[2] = {{&a, addr}, {&b, other}};
+    for (auto &s : sides) {
+        Peer peer;
+        ASSERT_EQ(peer.Start(s.ip), "");
+        ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(s.ip)).Set("port", s.l->port)));
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, s.l->Get(c)) << "listener on " << IpText(s.ip);
+        EXPECT_ND(ND_SUCCESS, c.Accept());
+        PEER_OK(r, peer.Wait());
+        EXPECT_ND(ND_SUCCESS, ST(r, "status"));
+    }
+}
+
+}  // namespace
+}  // namespace ndc
