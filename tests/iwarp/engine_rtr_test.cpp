@@ -167,4 +167,27 @@ TEST(RtrOrder, WithoutRtrTheResponderStillSendsSecond) {
     EXPECT_TRUE(resp.established());
 }
 
+TEST(RtrOrder, TransmitHoldKeepsEvenTheRtrBack) {
+    const Connected c = Handshake(MpaConfig{}, MpaConfig{});
+    FakePlacement pl;
+    Engine ini(c.ini, pl);
+    ini.HoldTransmit(true);  // e.g. 0.3 s after the reply from a Linux 6.1 siw server
+    ASSERT_TRUE(ini.PostSend(1, {}));
+    Bytes out;
+    EXPECT_EQ(ini.Pull(&out, 1 << 20), 0u);
+    EXPECT_FALSE(ini.WantsToSend());
+    ini.HoldTransmit(false);
+    EXPECT_TRUE(ini.WantsToSend());
+    ini.Pull(&out, 1 << 20);
+    std::vector<Bytes> store;
+    const auto segs = Segments(out, false, &store);
+    ASSERT_EQ(segs.size(), 2u);
+    EXPECT_EQ(segs[0].opcode, Opcode::RdmaWrite);  // the RTR, still first
+    // A Terminate is never held.
+    ini.HoldTransmit(true);
+    ini.Abort(true);
+    out.clear();
+    EXPECT_GT(ini.Pull(&out, 1 << 20), 0u);
+}
+
 }  // namespace

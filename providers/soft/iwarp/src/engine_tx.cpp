@@ -34,12 +34,12 @@ size_t Engine::NextFpduSize(Source s) const {
 
 bool Engine::WantsToSend() const {
     if (!terminate_out_.empty()) return true;
-    return !failed_ && !awaiting_first_fpdu_ && PickSource() != Source::None;
+    return !failed_ && !awaiting_first_fpdu_ && !hold_ && PickSource() != Source::None;
 }
 
 size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) {
     const size_t start = out->size();
-    if (terminate_out_.empty() && !failed_ && !awaiting_first_fpdu_) {
+    if (terminate_out_.empty() && !failed_ && !awaiting_first_fpdu_ && !hold_) {
         for (Source s; (s = PickSource()) != Source::None;) {
             const size_t appended = out->size() - start;
             if (appended > 0 && appended + NextFpduSize(s) > budget) break;

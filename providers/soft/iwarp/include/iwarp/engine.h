@@ -111,6 +111,14 @@ public:
 
     bool PollCompletion(Completion *c);
 
+    // Holds all transmission (a Terminate excepted) until released. For the
+    // initiator facing a Linux 6.1 siw server: siw sends its MPA reply and
+    // only then installs its RTR receive upcall, so an RTR landing in that
+    // window is not noticed until more data arrives. Hold for ~0.3 s after
+    // the reply, then release (the provider owns the clock).
+    void HoldTransmit(bool hold) { hold_ = hold; }
+    bool transmit_held() const { return hold_; }
+
     // Ends the connection from this side: every operation completes Flushed;
     // with `send_terminate`, Pull hands out a Terminate (RDMAP catastrophic).
     void Abort(bool send_terminate);
@@ -220,6 +228,7 @@ private:
     Source last_ = Source::Sq;       // alternate between queues at message boundaries (IRQ first)
 
     bool awaiting_first_fpdu_ = false;
+    bool hold_ = false;
     bool stalled_ = false;
     bool failed_ = false;
     Fault local_fault_;
