@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+start=$SECONDS
 jobs=$(nproc)
 bash scripts/deps.sh
 
-step() { printf '\n== %s ==\n' "$*"; }
+step() { printf '\n== %s (%ds so far) ==\n' "$*" $((SECONDS - start)); }
 
 step "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -28,10 +29,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 step "build with ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_win32 test_kit
+cmake --build build-tsan -j"$jobs" --target test_win32 test_kit test_soft ndsoft
 step "concurrency tests under TSan"
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 -R '^(Win32|Overlapped|CompletionQueue|Port|Event|Wait)'
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 -R '^(Win32|Overlapped|CompletionQueue|Port|Event|Wait|AddressesAndPaths)'
 
 echo
 echo "all test stages passed"

@@ -14,9 +14,11 @@ MrEntry *Entries(const void *base) {
     return reinterpret_cast<MrEntry *>(static_cast<char *>(const_cast<void *>(base)) + sizeof(MrTableHeader));
 }
 
+// Field loads are acquire so the closing version check cannot move above
+// them (a seqlock without a separate fence, which ThreadSanitizer also follows).
 template <class T>
 T Load(const T &v) {
-    return __atomic_load_n(&v, __ATOMIC_RELAXED);
+    return __atomic_load_n(&v, __ATOMIC_ACQUIRE);
 }
 template <class T>
 void Store(T &v, T x) {
@@ -41,8 +43,7 @@ bool MrTableView::Lookup(uint32_t token, MrView *out) const {
         if (v1 & 1) continue;
         uint32_t t = Load(e.token);
         MrView view{Load(e.rights), Load(e.address), Load(e.length), Load(e.qp_id)};
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (e.version.load(std::memory_order_relaxed) != v1) continue;
+        if (e.version.load(std::memory_order_acquire) != v1) continue;
         if (t != token) return false;
         *out = view;
         return true;
@@ -75,8 +76,7 @@ MrTable::~MrTable() {
 
 void MrTable::Write(uint32_t slot, uint32_t token, const MrView &e) {
     MrEntry &m = Entries(base_)[slot];
-    m.version.fetch_add(1, std::memory_order_relaxed);  // odd: changing
-    std::atomic_thread_fence(std::memory_order_release);
+    m.version.fetch_add(1, std::memory_order_acq_rel);  // odd: changing (later stores stay after it)
     Store(m.token, token);
     Store(m.rights, e.rights);
     Store(m.address, e.address);

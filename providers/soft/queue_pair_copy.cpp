@@ -232,7 +232,6 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             // In address order, the last byte last (applications spin on it).
             char *dst = reinterpret_cast<char *>(h.address + h.offset);
             std::memcpy(dst, payload + sizeof h, chunk - 1);
-            std::atomic_thread_fence(std::memory_order_release);
             __atomic_store_n(dst + chunk - 1, payload[sizeof h + chunk - 1], __ATOMIC_RELEASE);
         } else if (!write) {
             std::lock_guard<std::mutex> tx(tx_mu_);  // lock order: rx, then tx
