@@ -2,7 +2,9 @@
 // by either side, private data and read limits timing, abandonment, the
 // connector state rules, slow clients, simultaneous connects between two
 // processes, bad addresses. Run once per address.
+#include <sys/mman.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <memory>
 
@@ -131,7 +133,7 @@ TEST_P(Connection, CompleteConnectWithoutConnectR122) {
 }
 
 // R116: a null private-data buffer with a length is ND_ACCESS_VIOLATION
-// for Connect, Accept and Reject (unmapped memory: pending_connection.cpp).
+// for Connect, Accept and Reject (unmapped memory: below).
 TEST_P(Connection, NullPrivateDataBufferR116) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
@@ -555,6 +557,102 @@ TEST_P(Connection, RepeatedConnectAndDisconnect) {
         ASSERT_ND(ND_SUCCESS, c.Disconnect());
         PEER_OK(rel, peer.Call(Msg("release").Set("c", s.U64("c")).Set("what", "all")));
     }
+}
+
+// COMPAT (R112, R146): an address and port in use: 0xC0000238.
+TEST_P(Connection, BindingAPortInUseR112R146) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    IpAddress taken = WithPort(addr, l.port);
+    Ref<IND2Listener> l2;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l2.pv()));
+    EXPECT_ND(kAddressAlreadyAssociated, l2->Bind(taken.sa(), taken.length())) << "a second listener";
+    Ref<IND2Connector> c;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    EXPECT_ND(kAddressAlreadyAssociated, c->Bind(taken.sa(), taken.length())) << "a connector on a listener's port";
+    Ref<IND2Connector> c1, c2;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    IpAddress any = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c1->Bind(any.sa(), any.length()));
+    HRESULT hr;
+    IpAddress bound = LocalOf(c1.get(), &hr);
+    if (SUCCEEDED(hr) && PortOf(bound) != 0) {
+        EXPECT_ND(kAddressAlreadyAssociated, c2->Bind(bound.sa(), bound.length())) << "a second connector";
+    }
+}
+
+// COMPAT: releasing the connector after Connect completed but before
+// CompleteConnect: the passive side's Accept fails ND_CONNECTION_REFUSED.
+TEST_P(Connection, ReleaseBeforeCompleteConnectRefusesTheAccept) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_TRUE(peer.Post(Msg("getreq")));
+    IpAddress local = WithPort(addr, 0);
+    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    Ov ov;
+    HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
+    PEER_OK(req, peer.Wait());
+    PEER_OK(acc, peer.Call(Msg("accept").Set("c", req.U64("c")).Set("async", 1)));
+    ASSERT_ND(ND_SUCCESS, Finish(c.connector.get(), &ov, hr));
+    IND2Connector *raw = c.connector.detach();
+    EXPECT_EQ(raw->Release(), 0u) << "the connector's reference count after Connect completed";
+    HRESULT accept_status = ST(acc, "status");
+    if (accept_status == ND_PENDING) {
+        PEER_OK(aw, peer.Call(Msg("acceptwait").Set("c", req.U64("c"))));
+        accept_status = ST(aw, "status");
+    }
+    EXPECT_ND(ND_CONNECTION_REFUSED, accept_status);
+}
+
+// R116: a private-data buffer in unmapped memory is ND_ACCESS_VIOLATION for
+// Connect, Accept and Reject (not a crash).
+TEST_P(Connection, UnmappedPrivateDataBufferR116) {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void *hole = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(hole, MAP_FAILED);
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    for (const void *bad : {static_cast<const void *>(hole)}) {
+        SCOPED_TRACE("unmapped buffer");
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        IpAddress local = WithPort(addr, 0);
+        ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+        Ov ov;
+        EXPECT_ND(ND_ACCESS_VIOLATION,
+                  Finish(c.connector.get(), &ov, c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, bad,
+                                                                      16, &ov)))
+            << "Connect";
+    }
+    // Passive side: Accept and Reject with a bad buffer.
+    Listener mine;
+    ASSERT_EQ(mine.Start(node, WithPort(addr, 0)), "");
+    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", mine.port)));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_ND(ND_SUCCESS, mine.Get(c));
+    for (const void *bad : {static_cast<const void *>(hole)}) {
+        SCOPED_TRACE("unmapped buffer");
+        Ov ov;
+        EXPECT_ND(ND_ACCESS_VIOLATION,
+                  Finish(c.connector.get(), &ov, c.connector->Accept(c.qp.get(), 8, 8, bad, 16, &ov)))
+            << "Accept";
+        EXPECT_ND(ND_ACCESS_VIOLATION, c.connector->Reject(bad, 16)) << "Reject";
+    }
+    c.connector->Reject(nullptr, 0);
+    peer.Wait(0, false);
+    munmap(hole, page);
 }
 
 }  // namespace

@@ -14,13 +14,11 @@ constexpr size_t kMax = 32u << 20;
 
 // Sizes from 0 B up to 32 MiB (or the adapter's MaxTransferLength; Sends
 // stop 1 KiB short of 32 MiB, the least COMPAT requires).
-// (One-byte RDMA Writes are in pending_data.cpp until ndsoft handles them.)
-std::vector<size_t> Sizes(const ND2_ADAPTER_INFO &info, bool send, bool write = false) {
+std::vector<size_t> Sizes(const ND2_ADAPTER_INFO &info, bool send) {
     std::vector<size_t> out = {0, 1, 7, 8, 9, 63, 64, 65, 4095, 4096, 4097, 65535, 65536, (1u << 20) + 13, (4u << 20) + 5};
     size_t top = send ? kMax - 1024 : kMax;
     top = std::min<size_t>(top, info.MaxTransferLength);
     out.push_back(top);
-    if (write) out.erase(out.begin() + 1);
     return out;
 }
 
@@ -121,7 +119,7 @@ TEST_P(DataIntegrity, RdmaWrite) {
     uint64_t raddr = reg.U64("addr");
     UINT32 token = static_cast<UINT32>(reg.U64("token"));
     uint32_t seed = 200;
-    for (size_t size : Sizes(node.info, false, true)) {
+    for (size_t size : Sizes(node.info, false)) {
         for (ULONG nsge : {ULONG(1), SgeCount(node.info, false)}) {
             SCOPED_TRACE("size " + std::to_string(size) + ", " + std::to_string(nsge) + " SGEs");
             ++seed;
@@ -170,7 +168,7 @@ TEST_P(DataIntegrity, RdmaWriteLastByteLast) {
     uint64_t raddr = reg.U64("addr");
     UINT32 token = static_cast<UINT32>(reg.U64("token"));
     uint32_t seed = 400;
-    std::vector<size_t> sizes = {2, 4096, 65536 + 3, 1u << 20, std::min<size_t>(kMax, node.info.MaxTransferLength)};
+    std::vector<size_t> sizes = {1, 4096, 65536 + 3, 1u << 20, std::min<size_t>(kMax, node.info.MaxTransferLength)};
     for (size_t size : sizes) {
         for (int round = 0; round < 3; ++round) {
             SCOPED_TRACE("size " + std::to_string(size) + ", round " + std::to_string(round));
@@ -184,6 +182,31 @@ TEST_P(DataIntegrity, RdmaWriteLastByteLast) {
             PEER_OK(s, d.p.peer.Wait());
             ASSERT_TRUE(NextIs(d.p.rcq, ND_SUCCESS, Nd2RequestTypeWrite));
         }
+    }
+}
+
+// A one-byte RDMA Write (the smallest non-empty transfer), plain and with
+// the target spinning on that byte (COMPAT: last byte last).
+TEST_P(DataIntegrity, RdmaWriteOfOneByte) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    PEER_OK(reg, p.peer.Call(Msg("reg").Set("name", "w").Set("size", 4096)));
+    uint64_t raddr = reg.U64("addr");
+    UINT32 token = static_cast<UINT32>(reg.U64("token"));
+    for (uint64_t off : {uint64_t(0), uint64_t(7), uint64_t(4095)}) {
+        SCOPED_TRACE("remote offset " + std::to_string(off));
+        uint32_t seed = static_cast<uint32_t>(500 + off);
+        PEER_OK(f, p.peer.Call(Msg("fill").Set("name", "w").Set("off", off).Set("len", 1).Set("seed", seed).Set("anti", 1)));
+        ASSERT_TRUE(p.peer.Post(Msg("spinlast").Set("mem", "w").Set("off", off).Set("len", 1).Set("seed", seed)));
+        FillPattern(m.data(), 1, seed);
+        ND2_SGE sge = m.Sge(0, 1);
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, raddr + off, token, 0));
+        ND2_RESULT r;
+        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeWrite, &r));
+        PEER_OK(s, p.peer.Wait());
     }
 }
 
