@@ -92,6 +92,10 @@ inline NTSTATUS OpenLoopback(NDK_ADAPTER **adapter, NDK_VERSION v = {1, 2}) {
 
 // Closes an object; with c == nullptr also waits for a pending close.
 // Returns the inline status (STATUS_SUCCESS or STATUS_PENDING).
+// A close that may legitimately be pending (a request's callback may still be
+// returning on the adapter thread); Close waited for it.
+inline bool Closes(NTSTATUS s) { return s == STATUS_SUCCESS || s == STATUS_PENDING; }
+
 NTSTATUS Close(NDK_CQ *o, Completion *c = nullptr);
 NTSTATUS Close(NDK_PD *o, Completion *c = nullptr);
 NTSTATUS Close(NDK_MR *o, Completion *c = nullptr);

@@ -101,7 +101,7 @@ TEST_F(NdkObjects, MrRegisterDeregisterAndTokens) {
     second.ByteOffset += 8;
     EXPECT_EQ(d->NdkRegisterMr(mr, &first, buffer.size(), 0, Completion::Request, &again), STATUS_INVALID_PARAMETER);
     EXPECT_EQ(d->NdkRegisterMr(mr, &first, 100, 0x40, Completion::Request, &again), STATUS_INVALID_PARAMETER);
-    EXPECT_EQ(Close(mr), STATUS_SUCCESS);
+    EXPECT_TRUE(Closes(Close(mr)));
     EXPECT_EQ(again.Count(), 0);
     EXPECT_EQ(reg.Count(), 1);
 }
@@ -162,6 +162,6 @@ TEST_F(NdkObjects, SrqModifyReceiveAndNotification) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(srq_event.Count(), 2);
     EXPECT_EQ(modified.Count(), 0);  // synchronous: no request callback
-    EXPECT_EQ(Close(srq), STATUS_SUCCESS);
+    EXPECT_TRUE(Closes(Close(srq)));
     region.Release();
 }

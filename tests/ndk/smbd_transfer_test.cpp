@@ -1,0 +1,174 @@
+// SMB Direct data transfer: credit exhaustion on both sides, malformed data
+// messages, fragmentation and reassembly, and a multi-megabyte file copy
+// (inline and by RDMA) checked with checksums.
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "file_protocol.h"
+#include "smbd_test_raw.h"
+
+using namespace ndk_test;
+using smbd::Limits;
+
+namespace {
+
+Limits Small() {  // few credits, so exhaustion is quick to reach
+    Limits l;
+    l.receive_credit_max = 4;
+    l.send_credit_target = 4;
+    return l;
+}
+
+// A raw client negotiated with a library server that granted it
+// `Small().receive_credit_max` credits; the raw side grants none back.
+struct RawClientSession {
+    SmbdServer server;
+    RawPeer raw;
+    uint16_t granted = 0;  // credits the library's response granted
+    bool Start() {
+        if (!server.Start(Small()) || !raw.Open() || !raw.Connect(server.port)) return false;
+        raw.PostReceives(32);
+        raw.Send(RawPeer::Negotiate(0x0100, 0x0100, 4, 1024, 1024, 0x20000));
+        std::vector<uint8_t> reply;
+        smbd::NegotiateResponse r;
+        if (server.result.get() != STATUS_SUCCESS || !raw.Receive(&reply) || !smbd::Decode(reply.data(), reply.size(), &r))
+            return false;
+        granted = r.credits_granted;
+        return granted > 0 && granted <= Small().receive_credit_max;
+    }
+};
+
+}  // namespace
+
+TEST(SmbdCredits, SenderWithoutCreditsWaitsAndTimesOut) {
+    // The raw server grants 3 credits once and never again. The library uses
+    // one to grant its own credits, then two for data (the last asks for a
+    // response), and the third Send must wait: it times out.
+    RawPeer raw;
+    smbd::Endpoint client;
+    std::unique_ptr<smbd::Connection> c;
+    ASSERT_EQ(ConnectToRawServer(GoodRawResponse(3), &raw, &client, &c, Limits{}), STATUS_SUCCESS);
+    std::vector<uint8_t> m(100, 1);
+    EXPECT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS);
+    EXPECT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS);
+    EXPECT_EQ(c->send_credits(), 0);
+    const auto start = Clock::now();
+    EXPECT_EQ(c->Send(m.data(), m.size(), 0, 300), STATUS_IO_TIMEOUT);
+    EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(250));
+    std::vector<smbd::DataHeader> got;
+    std::vector<uint8_t> bytes;
+    while (raw.Receive(&bytes, std::chrono::milliseconds(300))) {
+        smbd::DataHeader h;
+        ASSERT_EQ(smbd::CheckDataTransfer(bytes.data(), bytes.size(), 1 << 20, &h), STATUS_SUCCESS);
+        got.push_back(h);
+    }
+    ASSERT_EQ(got.size(), 3u);  // never more than the credits granted
+    EXPECT_EQ(got[0].data_length, 0u);
+    EXPECT_GT(got[0].credits_granted, 0);  // the grant
+    EXPECT_EQ(got[1].flags & smbd::kFlagResponseRequested, 0);
+    EXPECT_EQ(got[2].flags & smbd::kFlagResponseRequested, smbd::kFlagResponseRequested);
+    // Granting one more credit lets the waiting data go.
+    raw.Send(RawPeer::Data(8, 1, 0, 0, 0, {}));
+    EXPECT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS);
+}
+
+TEST(SmbdCredits, PeerSendingBeyondItsCreditsIsCut) {
+    RawClientSession s;
+    ASSERT_TRUE(s.Start());
+    std::vector<uint8_t> payload(64, 9);
+    // One message more than the credits granted (the raw side never gets more:
+    // it grants the library no credit to send grants with).
+    for (int i = 0; i <= s.granted; ++i)
+        ASSERT_TRUE(s.raw.Send(RawPeer::Data(4, 0, 0, 0, smbd::kDataOffset, payload)));
+    std::vector<uint8_t> m;
+    for (int i = 0; i < s.granted; ++i) ASSERT_EQ(s.server.connection->Receive(&m), STATUS_SUCCESS) << i;
+    EXPECT_EQ(s.server.connection->Receive(&m, 2000), STATUS_INVALID_PARAMETER);
+    std::vector<uint8_t> more;
+    while (s.raw.Receive(&more, std::chrono::milliseconds(500))) {
+    }
+    EXPECT_TRUE(s.raw.ended);  // the library terminated the connection
+}
+
+TEST(SmbdCredits, MalformedDataMessagesEndTheConnection) {
+    std::vector<uint8_t> payload(64, 3);
+    const std::vector<std::vector<uint8_t>> bad = {
+        RawPeer::Data(0, 0, 0, 0, smbd::kDataOffset, payload),   // CreditsRequested 0
+        RawPeer::Data(4, 0, 0, 0, 28, payload),                  // DataOffset not 8-aligned
+        RawPeer::Data(4, 0, 0, 1 << 20, smbd::kDataOffset, payload),  // beyond MaxFragmentedSize
+        std::vector<uint8_t>(12, 0),                             // shorter than 20 bytes
+    };
+    for (const auto &message : bad) {
+        RawClientSession s;
+        ASSERT_TRUE(s.Start());
+        ASSERT_TRUE(s.raw.Send(message));
+        std::vector<uint8_t> m;
+        EXPECT_EQ(s.server.connection->Receive(&m, 2000), STATUS_INVALID_PARAMETER);
+    }
+}
+
+TEST(SmbdTransfer, FragmentationAndReassembly) {
+    SmbdServer server;
+    ASSERT_TRUE(server.Start(Small()));  // 4 credits: fragments wait for regranted credits
+    smbd::Endpoint client;
+    ASSERT_TRUE(client.Open("127.0.0.1"));
+    std::unique_ptr<smbd::Connection> c;
+    ASSERT_EQ(client.Connect("", server.port, Small(), &c), STATUS_SUCCESS);
+    ASSERT_EQ(server.result.get(), STATUS_SUCCESS);
+    const size_t per_fragment = c->negotiated().max_send_size - smbd::kDataOffset;
+    for (size_t size : {size_t(1), per_fragment, per_fragment + 1, size_t(100000), size_t(1) << 20}) {
+        std::vector<uint8_t> m(size), got;
+        for (size_t i = 0; i < size; ++i) m[i] = uint8_t(i * 7 + size);
+        ASSERT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS) << size;
+        ASSERT_EQ(server.connection->Receive(&got), STATUS_SUCCESS) << size;
+        EXPECT_EQ(got, m) << size;
+        ASSERT_EQ(server.connection->Send(got.data(), got.size()), STATUS_SUCCESS);  // and back
+        ASSERT_EQ(c->Receive(&got), STATUS_SUCCESS);
+        EXPECT_EQ(got, m);
+    }
+    std::vector<uint8_t> too_big((1u << 20) + 1);
+    EXPECT_EQ(c->Send(too_big.data(), too_big.size()), STATUS_INVALID_PARAMETER);
+    EXPECT_EQ(c->Send(too_big.data(), 0), STATUS_INVALID_PARAMETER);
+}
+
+TEST(SmbdTransfer, MultiMegabyteCopyWithChecksums) {
+    char dir_template[] = "/tmp/ndk-smbd-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template;
+    SmbdServer server;
+    ASSERT_TRUE(server.Start(Limits{}));
+    auto serving = std::async(std::launch::async, [&] {
+        NTSTATUS s = server.result.get();
+        return NT_SUCCESS(s) ? smbd::ServeFiles(*server.connection, dir) : s;
+    });
+    smbd::Endpoint client;
+    ASSERT_TRUE(client.Open("127.0.0.1"));
+    std::unique_ptr<smbd::Connection> c;
+    ASSERT_EQ(client.Connect("", server.port, Limits{}, &c), STATUS_SUCCESS);
+    constexpr size_t kInline = 8u << 20, kRdma = 32u << 20, kTotal = kInline + kRdma;
+    std::vector<uint8_t> data(kTotal);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < kTotal; i += 8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::memcpy(&data[i], &x, 8);
+    }
+    {
+        smbd::FileClient files(*c);
+        ASSERT_EQ(files.Create("copy.bin", kTotal), STATUS_SUCCESS);
+        ASSERT_EQ(files.Write(0, data.data(), kInline, true), STATUS_SUCCESS);  // fragmented messages
+        ASSERT_EQ(files.Write(kInline, data.data() + kInline, kRdma), STATUS_SUCCESS);  // server RDMA-Reads
+        uint64_t server_sum = 0;
+        ASSERT_EQ(files.Close(&server_sum), STATUS_SUCCESS);
+        EXPECT_EQ(server_sum, smbd::Checksum(data.data(), data.size()));
+        std::vector<uint8_t> back(kTotal);
+        ASSERT_EQ(files.Read(0, back.data(), kTotal), STATUS_SUCCESS);  // server RDMA-Writes
+        EXPECT_EQ(smbd::Checksum(back.data(), back.size()), smbd::Checksum(data.data(), data.size()));
+        EXPECT_TRUE(back == data);
+    }
+    c.reset();  // disconnect: the server's loop ends
+    EXPECT_EQ(serving.get(), STATUS_SUCCESS);
+    unlink((dir + "/copy.bin").c_str());
+    rmdir(dir.c_str());
+}

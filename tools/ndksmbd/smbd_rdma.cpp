@@ -1,0 +1,137 @@
+// SMB Direct bulk data: registrations, buffer descriptors through memory
+// windows, RDMA Read/Write against the peer's descriptors (the SMB2 READ and
+// WRITE data path with SMB2_CHANNEL_RDMA_V1[_INVALIDATE]).
+#include <algorithm>
+#include <memory>
+
+#include "smbd_internal.h"
+
+namespace smbd {
+
+NTSTATUS Connection::Register(void *base, size_t length, Registration *out) {
+    *out = Registration{};
+    NTSTATUS s = pd_->Dispatch->NdkCreateMr(pd_, FALSE, nullptr, nullptr, &out->mr);
+    if (!NT_SUCCESS(s)) return s;
+    out->base = static_cast<uint8_t *>(base);
+    out->length = length;
+    MmInitializeMdl(&out->mdl, base, length);
+    NdkWait wait;
+    s = out->mr->Dispatch->NdkRegisterMr(out->mr, &out->mdl, length,
+                                         NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                                             NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+                                         NdkWait::Request, &wait);
+    s = wait.Finish(s, 10000);
+    if (!NT_SUCCESS(s)) {
+        CloseNdk(out->mr, out->mr->Dispatch->NdkCloseMr);  // also answers a late register callback
+        out->mr = nullptr;
+    }
+    return s;
+}
+
+NTSTATUS Connection::Deregister(Registration *r) {
+    if (!r->mr) return STATUS_SUCCESS;
+    NdkWait wait;
+    wait.Finish(r->mr->Dispatch->NdkDeregisterMr(r->mr, NdkWait::Request, &wait), 10000);
+    NTSTATUS s = CloseNdk(r->mr, r->mr->Dispatch->NdkCloseMr);
+    r->mr = nullptr;
+    return s;
+}
+
+NTSTATUS Connection::WaitOp(Op *op, int timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    // Completions of a failed connection still come (flushed): wait for all of
+    // them so nothing refers to `op` after this returns.
+    if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return op->pending == 0; }))
+        return STATUS_IO_TIMEOUT;
+    return op->status != STATUS_SUCCESS ? op->status : failed_;
+}
+
+NTSTATUS Connection::Expose(Registration *r, size_t offset, size_t length, bool peer_writes, Window *out) {
+    *out = Window{};
+    if (offset + length > r->length || length > negotiated_.max_read_write_size) return STATUS_INVALID_PARAMETER;
+    NTSTATUS s = pd_->Dispatch->NdkCreateMw(pd_, nullptr, nullptr, &out->mw);
+    if (!NT_SUCCESS(s)) return s;
+    auto op = std::make_unique<Op>();
+    {
+        std::lock_guard<std::mutex> lock(mu_);  // SQ posts are serialised by mu_
+        s = qp_->Dispatch->NdkBind(qp_, &op->ctx, r->mr, out->mw, r->base + offset, length,
+                                   peer_writes ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_REMOTE_READ);
+        if (NT_SUCCESS(s)) op->pending = 1;
+    }
+    if (NT_SUCCESS(s)) s = WaitOp(op.get(), 10000);
+    if (s == STATUS_IO_TIMEOUT) op.release();  // a late completion may still name it
+    if (!NT_SUCCESS(s)) {
+        CloseNdk(out->mw, out->mw->Dispatch->NdkCloseMw);
+        out->mw = nullptr;
+        return s;
+    }
+    out->descriptor.offset = reinterpret_cast<uint64_t>(r->base + offset);
+    out->descriptor.token = out->mw->Dispatch->NdkGetRemoteTokenFromMw(out->mw);
+    out->descriptor.length = static_cast<uint32_t>(length);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS Connection::Revoke(Window *w) {
+    if (!w->mw) return STATUS_SUCCESS;
+    NTSTATUS s = STATUS_SUCCESS;
+    auto op = std::make_unique<Op>();
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        // Already invalidated by the peer's Send-and-Invalidate? Else do it here.
+        if (!invalidated_tokens_.erase(w->descriptor.token) && failed_ == STATUS_SUCCESS) {
+            s = qp_->Dispatch->NdkInvalidate(qp_, &op->ctx, &w->mw->Header, 0);
+            if (NT_SUCCESS(s)) op->pending = 1;
+        }
+    }
+    if (op->pending) s = WaitOp(op.get(), 10000);
+    if (s == STATUS_IO_TIMEOUT) op.release();
+    NTSTATUS closed = CloseNdk(w->mw, w->mw->Dispatch->NdkCloseMw);
+    w->mw = nullptr;
+    return NT_SUCCESS(s) ? closed : s;
+}
+
+// Posts the transfers in order, at most `window` in flight (Reads are also
+// bounded by the outbound read limit the connection negotiated).
+NTSTATUS Connection::RdmaTransfer(bool read, Registration *r, uint8_t *local, const BufferDescriptor *d,
+                                  size_t count) {
+    const size_t piece = std::max<size_t>(1, negotiated_.max_read_write_size);
+    const int window = read ? int(std::min<ULONG>(outbound_read_limit_, kOpSlots)) : int(kOpSlots / 2);
+    const UINT32 token = r->mr->Dispatch->NdkGetLocalTokenFromMr(r->mr);
+    auto op = std::make_unique<Op>();
+    NTSTATUS s = STATUS_SUCCESS;
+    size_t at = 0;  // offset in `local`
+    for (size_t i = 0; i < count && NT_SUCCESS(s); ++i) {
+        for (size_t done = 0; done < d[i].length && NT_SUCCESS(s);) {
+            const size_t n = std::min<size_t>(piece, d[i].length - done);
+            if (local + at + n > r->base + r->length || local + at < r->base) return STATUS_INVALID_PARAMETER;
+            std::unique_lock<std::mutex> lock(mu_);
+            cv_.wait(lock, [&] { return op->pending < window; });  // every posted request completes
+            if (failed_ != STATUS_SUCCESS || op->status != STATUS_SUCCESS) {
+                s = op->status != STATUS_SUCCESS ? op->status : failed_;
+                break;
+            }
+            NDK_SGE sge{};
+            sge.VirtualAddress = local + at;
+            sge.Length = static_cast<ULONG>(n);
+            sge.MemoryRegionToken = token;
+            s = read ? qp_->Dispatch->NdkRead(qp_, &op->ctx, &sge, 1, d[i].offset + done, d[i].token, 0)
+                     : qp_->Dispatch->NdkWrite(qp_, &op->ctx, &sge, 1, d[i].offset + done, d[i].token, 0);
+            if (NT_SUCCESS(s)) ++op->pending;
+            done += n;
+            at += n;
+        }
+    }
+    NTSTATUS waited = WaitOp(op.get(), 30000);
+    if (waited == STATUS_IO_TIMEOUT) op.release();
+    return NT_SUCCESS(s) ? waited : s;
+}
+
+NTSTATUS Connection::RdmaRead(Registration *r, uint8_t *local, const BufferDescriptor *d, size_t count) {
+    return RdmaTransfer(true, r, local, d, count);
+}
+
+NTSTATUS Connection::RdmaWrite(Registration *r, const uint8_t *local, const BufferDescriptor *d, size_t count) {
+    return RdmaTransfer(false, r, const_cast<uint8_t *>(local), d, count);
+}
+
+}  // namespace smbd
