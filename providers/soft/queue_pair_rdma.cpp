@@ -109,10 +109,12 @@ HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr
     HRESULT hr = CheckInitiator(nsge, flags, kReadFlags, ND_INVALID_PARAMETER_6, false);
     if (FAILED(hr)) return hr;
     if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+    uint64_t total = 0;
+    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
+    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;  // R096
     std::unique_lock<std::mutex> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    uint64_t total = 0;
     if (state() == State::Connected && !conn_->can_access_peer &&
         LocalSgesValid(sge, nsge, kRightLocalWrite | kRightReadSink, &total) && total > 0 && total <= kMaxTransferLength)
         return PostStreamLocked(Stream::ReadRequest, Nd2RequestTypeRead, ctx, sge, nsge, static_cast<uint32_t>(total),
