@@ -168,7 +168,9 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     ops_.push_back(Op::Make(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs()));
     ops_count_.store(ops_.size(), std::memory_order_relaxed);
     Op &op = ops_.back();
-    if (backlog_.empty() && TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
+    bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
+    if (backlog_.empty() && !fenced &&
+        TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
         NoteProgressLocked();
         return ND_SUCCESS;
     }

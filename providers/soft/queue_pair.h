@@ -168,6 +168,8 @@ private:
     HRESULT PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
                              uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken);
     bool PumpStreamLocked(Backlog &b, Op &op);
+    // READ_FENCE: a Read posted before op `seq` has not completed yet.
+    bool ReadPendingBeforeLocked(uint64_t seq) const;
     void PumpResponsesLocked();
     // Handles one copy-path message; false if it must wait (no receive yet).
     // *for_sender: the status the message is finished with; *fatal: the QP fails.

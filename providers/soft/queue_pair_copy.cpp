@@ -86,7 +86,17 @@ HRESULT QueuePair::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ct
     return ND_SUCCESS;
 }
 
+bool QueuePair::ReadPendingBeforeLocked(uint64_t seq) const {
+    for (uint64_t s = first_seq_; s < seq && s - first_seq_ < ops_.size(); ++s) {
+        const Op &op = ops_[s - first_seq_];
+        if (op.type == Nd2RequestTypeRead && !op.done) return true;
+    }
+    return false;
+}
+
 bool QueuePair::PumpStreamLocked(Backlog &b, Op &op) {
+    // READ_FENCE: nothing of this request goes out before earlier Reads are done (R099).
+    if ((b.flags & ND_OP_FLAG_READ_FENCE) && b.published == 0 && ReadPendingBeforeLocked(b.op_seq)) return false;
     bool one_sided = b.stream != Stream::SendFragments;
     if (b.stream == Stream::ReadRequest) {
         uint64_t pos;

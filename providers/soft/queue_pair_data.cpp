@@ -140,6 +140,8 @@ void QueuePair::ProgressSend() {
         bool published;
         if (b.stream != Stream::None) {
             published = PumpStreamLocked(b, op);
+        } else if ((b.flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(b.op_seq)) {
+            published = false;  // READ_FENCE: wait for earlier Reads (R099)
         } else {
             const char *data = b.inline_data.empty() ? nullptr : b.inline_data.data();
             if (data == nullptr && b.length <= kInlineThreshold) data = "";  // zero-length
