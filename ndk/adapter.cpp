@@ -105,6 +105,9 @@ NTSTATUS Adapter::Close(Object *o, NDK_FN_CLOSE_COMPLETION done, void *context) 
 
 // `o` is finished: nothing in flight, nothing depends on it. Releases it and
 // tells its antecedents; with `async`, runs its close completion (dispatcher).
+// Order: out of live_ first (AnyOpenLocked reads the objects in it), then the
+// ND2 objects are released, then the antecedents learn of it, so an
+// antecedent (and the adapter itself) is released after its dependents.
 void Adapter::Complete(Object *o, bool async) {
     NDK_FN_CLOSE_COMPLETION done = o->close_done_;
     void *context = o->close_context_;
@@ -112,11 +115,15 @@ void Adapter::Complete(Object *o, bool async) {
         exit_ = true;
         return;
     }
-    std::vector<Object *> antecedents = std::move(o->antecedents_);
-    delete o;
+    std::vector<Object *> antecedents;
     {
         std::lock_guard<std::mutex> lock(mu_);
         live_.erase(o);
+        antecedents = std::move(o->antecedents_);
+    }
+    delete o;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
         for (Object *a : antecedents) {
             --a->dependents_;
             if (ReadyLocked(a)) KickLocked(a);
@@ -137,8 +144,8 @@ NTSTATUS Adapter::CloseAdapter(NDK_FN_CLOSE_COMPLETION done, void *context) {
         // Closes already started are allowed to finish (their callbacks to
         // return); an object still open makes the close pending instead.
         finished_ = true;  // no kick for the adapter while this thread decides
-        cv_.wait(lock, [&] { return live_.empty() || AnyOpenLocked(); });
-        if (live_.empty() && inflight_ == 0) {
+        cv_.wait(lock, [&] { return dependents_ == 0 || AnyOpenLocked(); });
+        if (dependents_ == 0 && inflight_ == 0) {
             lock.unlock();
             Shutdown();
             delete this;

@@ -40,7 +40,11 @@ void Connector::WatchDisconnect() {
     Request *r = new (std::nothrow) Request;
     if (!r) return;
     r->kind = RequestKind::DisconnectNotify;
-    if (!adapter()->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->NotifyDisconnect(ov); })) delete r;
+    if (!adapter()->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->NotifyDisconnect(ov); })) {
+        delete r;
+        return;
+    }
+    if (closing()) nd_->CancelOverlappedRequests();  // a close raced with this watch
 }
 
 void Connector::OnRequestDone(Request *request, HRESULT status) {

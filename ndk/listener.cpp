@@ -37,7 +37,10 @@ void Listener::Next() {
     }
     r->kind = RequestKind::ConnectionRequest;
     r->connector = spare;
-    if (a->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->GetConnectionRequest(spare, ov); })) return;
+    if (a->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->GetConnectionRequest(spare, ov); })) {
+        if (closing()) nd_->CancelOverlappedRequests();  // a close raced with this request
+        return;
+    }
     spare->Release();
     delete r;
 }

@@ -40,7 +40,10 @@ void Srq::Arm(bool issue) {
     Request *r = new (std::nothrow) Request;
     if (r) {
         r->kind = RequestKind::SrqNotify;
-        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(ov); })) return;
+        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(ov); })) {
+            if (closing()) nd_->CancelOverlappedRequests();  // a close raced with this arm
+            return;
+        }
         delete r;
     }
     std::lock_guard<std::mutex> lock(arm_mu_);
