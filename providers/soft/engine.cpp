@@ -94,7 +94,10 @@ void Engine::PollAll(bool armed_changed, bool armed) {
             if (p->TryRef()) snapshot.push_back(p);
     }
     for (Pollable *p : snapshot) {
-        if (armed_changed) p->WantWakeups(armed);
+        // Every time, not only when `armed` changes: a QP that connected
+        // while its CQ was already armed must get the flag too.
+        (void)armed_changed;
+        p->WantWakeups(armed);
         p->Poll();
     }
     // While a Notify waits, spin a little before sleeping: a message often
@@ -160,7 +163,14 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
         }  // may run ~Engine here (it sets stop and detaches this thread)
         if (loop->stop.load()) return;
         epoll_event events[16];
-        int n = epoll_wait(loop->epoll_fd, events, 16, armed ? 200 : 1000);
+        // While armed, a timeout bounds how late a send timeout is noticed; a
+        // lost wake-up would show as this delay (OPENND_SOFT_ARMED_POLL_MS,
+        // default 200, lets a test make it obvious).
+        static const int armed_ms = [] {
+            const char *s = getenv("OPENND_SOFT_ARMED_POLL_MS");
+            return s && *s ? std::max(1, std::atoi(s)) : 200;
+        }();
+        int n = epoll_wait(loop->epoll_fd, events, 16, armed ? armed_ms : 1000);
         if (n < 0 && errno != EINTR) return;
         if (loop->stop.load()) return;
         std::shared_ptr<Engine> e = weak.lock();

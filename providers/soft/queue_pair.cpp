@@ -70,6 +70,7 @@ void QueuePair::Attach(std::shared_ptr<Connection> conn) {
         consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
     }
     state_.store(State::Attached, std::memory_order_release);
+    engine_->Kick();  // if a Notify is armed, the progress thread flags "wake me" in the new channel
     ProgressReceive();
 }
 
@@ -244,7 +245,10 @@ void QueuePair::WantWakeups(bool on) {
         std::lock_guard<std::mutex> tx(tx_mu_);
         conn = conn_;
     }
-    if (conn) conn->channel->header()->wake_wanted[conn->side].store(on ? 1 : 0, std::memory_order_seq_cst);
+    if (!conn) return;
+    std::atomic<uint32_t> &flag = conn->channel->header()->wake_wanted[conn->side];
+    uint32_t want = on ? 1 : 0;
+    if (flag.load(std::memory_order_relaxed) != want) flag.store(want, std::memory_order_seq_cst);
 }
 
 bool QueuePair::NotifyArmed() { return rcq_->Armed() || icq_->Armed() || (srq_ && srq_->Armed()); }

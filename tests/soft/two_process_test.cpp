@@ -212,6 +212,67 @@ TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
     EXPECT_EQ(Reap(child), 0);
 }
 
+// A CQ armed before its QP connects must still be woken by the peer's first
+// Send (the "wake me" flag is set in the new channel too). The progress
+// thread's fallback poll is stretched to 20 s, so a lost wake-up cannot hide
+// behind it: the notification must come within the 10 s wait.
+TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
+    setenv("OPENND_SOFT_ARMED_POLL_MS", "20000", 1);
+    ASSERT_EQ(NdStartup(), S_OK);
+    int port_fd = -1;
+    pid_t child = Spawn(&port_fd, [](int fd) {
+        Endpoint ep;
+        if (!ep.Open(Addr("127.0.0.1"))) return false;
+        Buffer msg(64);
+        if (!msg.Register(ep)) return false;
+        uint16_t port = 0;
+        if (!ep.Listen(Addr("127.0.0.1"), &port)) return false;
+        if (write(fd, &port, sizeof port) != sizeof port) return false;
+        close(fd);
+        if (!ep.Accept()) return false;
+        ND2_SGE s = msg.Sge(0, 8);
+        if (FAILED(ep.qp->Send(nullptr, &s, 1, 0))) return false;
+        if (FAILED(ep.Next().Status)) return false;  // consumed by the client
+        ND2_SGE r = msg.Sge(8, 8);
+        if (FAILED(ep.qp->Receive(nullptr, &r, 1))) return false;
+        return ep.Next(20000).Status == ND_CANCELED;  // flushed when the client disconnects
+    });
+    ASSERT_GT(child, 0);
+    uint16_t port = ReadPort(port_fd);
+    ASSERT_NE(port, 0);
+    Endpoint ep;
+    ASSERT_TRUE(ep.Open(Addr("127.0.0.1"))) << ep.error;
+    Buffer in(64);
+    ASSERT_TRUE(in.Register(ep)) << ep.error;
+    OVERLAPPED ov{};
+    ov.hEvent = CreateEvent(nullptr, TRUE, FALSE, nullptr);
+    ASSERT_EQ(ep.cq->Notify(ND_CQ_NOTIFY_ANY, &ov), ND_PENDING);  // armed before the connection exists
+    // ... and before the queue pair exists: the progress thread is already
+    // armed when the QP appears, so nothing "changes" for it to notice.
+    ep.qp->Release();
+    ep.qp = nullptr;
+    ASSERT_EQ(ep.adapter->CreateQueuePair(IID_IND2QueuePair, ep.cq, ep.cq, nullptr, 8, 8, 1, 1, 0,
+                                          reinterpret_cast<void **>(&ep.qp)),
+              ND_SUCCESS);
+    ND2_SGE rs = in.Sge();
+    ASSERT_EQ(ep.qp->Receive(nullptr, &rs, 1), ND_SUCCESS);
+    kit::IpAddress dest = Addr("127.0.0.1");
+    kit::SetPort(dest.sa(), port);
+    ASSERT_TRUE(ep.Connect(dest)) << ep.error;
+    // No polling here: only the provider's progress can deliver it.
+    EXPECT_EQ(WaitForSingleObject(ov.hEvent, 10000), WAIT_OBJECT_0) << "the peer's Send did not wake the armed CQ";
+    EXPECT_EQ(ep.cq->GetOverlappedResult(&ov, FALSE), ND_SUCCESS);
+    ND2_RESULT r = ep.Next(1000);
+    EXPECT_EQ(r.Status, ND_SUCCESS);
+    EXPECT_EQ(r.RequestType, Nd2RequestTypeReceive);
+    CloseHandle(ov.hEvent);
+    OVERLAPPED dv{};
+    ep.Wait(ep.connector, &dv, ep.connector->Disconnect(&dv));
+    EXPECT_EQ(Reap(child), 0);
+    NdCleanup();
+    unsetenv("OPENND_SOFT_ARMED_POLL_MS");
+}
+
 INSTANTIATE_TEST_SUITE_P(AddressesAndPaths, TwoProcess,
                          ::testing::Combine(::testing::Values("127.0.0.1", "::1"), ::testing::Bool()),
                          [](const auto &info) {
