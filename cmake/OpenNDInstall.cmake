@@ -12,3 +12,7 @@ install(FILES ${PROJECT_BINARY_DIR}/OpenNDConfig.cmake ${PROJECT_BINARY_DIR}/Ope
 file(RELATIVE_PATH OPENND_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/opennd.pc.in ${PROJECT_BINARY_DIR}/opennd.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/opennd.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET opennd_ndk)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/opennd-ndk.pc.in ${PROJECT_BINARY_DIR}/opennd-ndk.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/opennd-ndk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -15,7 +15,7 @@ unset OPENND_CATALOG
 cmake --install "$build" --prefix "$prefix" >/dev/null
 export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name opennd.pc | head -n1)")
 
-echo "-- pkg-config: $(pkg-config --modversion opennd)"
+echo "-- pkg-config: $(pkg-config --modversion opennd) (ndk: $(pkg-config --modversion opennd-ndk))"
 g++ -std=c++17 -Wall -Wextra -Werror "$root/examples/hello.cpp" $(pkg-config --cflags --libs opennd) -o "$scratch/hello"
 
 # A provider installed into the prefix's catalog with the prefix's ndinstall.
@@ -40,6 +40,9 @@ project(consumer CXX)
 find_package(OpenND REQUIRED)
 add_executable(hello $root/examples/hello.cpp)
 target_link_libraries(hello PRIVATE OpenND::opennd)
+if(NOT TARGET OpenND::opennd_ndk)
+  message(FATAL_ERROR "OpenND::opennd_ndk is not exported")
+endif()
 CMAKE
 cmake -S "$scratch/consumer" -B "$scratch/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/consumer/build" >/dev/null
