@@ -94,10 +94,7 @@ void Engine::PollAll(bool armed_changed, bool armed) {
             if (p->TryRef()) snapshot.push_back(p);
     }
     for (Pollable *p : snapshot) {
-        // Every time, not only when `armed` changes: a QP that connected
-        // while its CQ was already armed must get the flag too.
-        (void)armed_changed;
-        p->WantWakeups(armed);
+        if (armed_changed) p->WantWakeups(armed);
         p->Poll();
     }
     // While a Notify waits, spin a little before sleeping: a message often
@@ -158,6 +155,7 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
             // the flag was visible is missed; then sleep. While armed, the
             // timeout bounds how late a send timeout is noticed.
             bool now_armed = e->AnyArmed();
+            e->armed_.store(now_armed, std::memory_order_seq_cst);
             e->PollAll(now_armed != armed, now_armed);
             armed = now_armed;
         }  // may run ~Engine here (it sets stop and detaches this thread)

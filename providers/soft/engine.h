@@ -68,6 +68,9 @@ public:
     void RemovePollable(Pollable *p);
     // Wakes the progress thread to look again (a Notify was armed).
     void Kick();
+    // True while the progress thread is polling for an armed Notify: a QP
+    // that connects now must ask its peer for wake-ups at once.
+    bool armed() const { return armed_.load(std::memory_order_seq_cst); }
 
 private:
     // What the progress thread needs even after the engine is gone: it holds
@@ -92,6 +95,7 @@ private:
     std::mutex mu_;  // guards watched_ and pollables_
     std::unordered_map<int, Watched *> watched_;
     std::vector<Pollable *> pollables_;
+    std::atomic<bool> armed_{false};
     std::thread thread_;
 };
 

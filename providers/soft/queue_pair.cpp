@@ -70,7 +70,11 @@ void QueuePair::Attach(std::shared_ptr<Connection> conn) {
         consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
     }
     state_.store(State::Attached, std::memory_order_release);
-    engine_->Kick();  // if a Notify is armed, the progress thread flags "wake me" in the new channel
+    // The progress thread flags "wake me" only when its armed state changes:
+    // a channel that appears while it is armed gets the flag here (then the
+    // poll below, so nothing published before the flag is missed).
+    if (engine_->armed()) WantWakeups(true);
+    engine_->Kick();
     ProgressReceive();
 }
 
