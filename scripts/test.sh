@@ -31,8 +31,13 @@ step "build with ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" --target test_win32 test_kit test_soft ndsoft
 step "concurrency tests under TSan"
+# The two-process test runs on the cross-memory-attach path only: on the
+# copy path the target's progress thread places RDMA Writes into memory the
+# peer process synchronises through shared rings, which TSan cannot see
+# across processes (what hardware DMA does invisibly), so it reports a race.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 -R '^(Win32|Overlapped|CompletionQueue|Port|Event|Wait|AddressesAndPaths)'
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
+  -R '^(Win32|Overlapped|CompletionQueue|Port|Event|Wait)|CrossMemoryAttach'
 
 echo
 echo "all test stages passed"
