@@ -287,12 +287,12 @@ TEST_F(Limits, InitiatorSgeCountsAtLimitAndOnePastR096) {
 }
 
 // R096: more data than MaxTransferLength in one request is refused: at
-// once (ND_BUFFER_OVERFLOW) or in the completion (ND_DATA_OVERRUN). Send and Write
-// here; Read in pending_limits.cpp.
+// once (ND_BUFFER_OVERFLOW) or in the completion (ND_DATA_OVERRUN): Send,
+// Write and Read.
 TEST_F(Limits, TransferLengthOnePastTheLimitR096) {
     ULONG max = node.info.MaxTransferLength;
     QpShape s;
-    s.initiator_sge = std::min<ULONG>(2, node.info.MaxInitiatorSge);
+    s.initiator_sge = std::min<ULONG>(2, std::min(node.info.MaxInitiatorSge, node.info.MaxReadSge));
     Pair p;
     std::string err = p.Connect(node, addr, Msg("serve"), s);
     ASSERT_TRUE(err.empty()) << err;
@@ -323,6 +323,9 @@ TEST_F(Limits, TransferLengthOnePastTheLimitR096) {
     EXPECT_ND_IN(Any(ND_BUFFER_OVERFLOW, ND_DATA_OVERRUN),
                  outcome(p.conn.qp->Write(nullptr, sge, nsge, rb.addr, rb.token, 0), Nd2RequestTypeWrite))
         << "Write of MaxTransferLength + 1 bytes";
+    EXPECT_ND_IN(Any(ND_BUFFER_OVERFLOW, ND_DATA_OVERRUN),
+                 outcome(p.conn.qp->Read(nullptr, sge, nsge, rb.addr, rb.token, 0), Nd2RequestTypeRead))
+        << "Read of MaxTransferLength + 1 bytes";
 }
 
 // COMPAT: more SGEs than the QP was created for may be accepted if the
