@@ -54,7 +54,7 @@ public:
         }
         return TaggedCheck::Ok;
     }
-    void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len) override {
+    void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access) override {
         IWARP_FUZZ_CHECK(last_write_check_.Covers(stag, to, len));
         Region &r = regions_.at(stag);
         for (uint32_t i = 0; i < len; ++i) r.memory.at(to - r.base + i) = data[i];

@@ -85,7 +85,7 @@ public:
                                                               : r.local_write;
         return ok ? iwarp::TaggedCheck::Ok : iwarp::TaggedCheck::AccessRights;
     }
-    void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len) override {
+    void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access) override {
         calls.push_back({'P', stag, to, len});
         Region &r = regions.at(stag);
         ASSERT_TRUE(Checked(stag, to, len)) << "placement without a covering check";

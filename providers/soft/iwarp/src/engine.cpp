@@ -18,6 +18,7 @@ const char *OpStatusName(OpStatus s) {
     case OpStatus::RemoteAccessError: return "remote-access-error";
     case OpStatus::RemoteOperationError: return "remote-operation-error";
     case OpStatus::LocalLengthError: return "local-length-error";
+    case OpStatus::RemoteNoReceive: return "remote-no-receive";
     case OpStatus::ProtocolError: return "protocol-error";
     case OpStatus::Flushed: return "flushed";
     }
@@ -116,6 +117,8 @@ bool Engine::PostRead(uint64_t id, uint32_t sink_stag, uint64_t sink_to, uint32_
     op.opcode = Opcode::ReadRequest;
     op.read = ReadRequest{sink_stag, sink_to, length, source_stag, source_to};
     op.total = length;
+    op.covers = op.slot;  // the peer answers it after everything posted before
+    cover_ = std::max(cover_, op.covers);
     sq_.push_back(std::move(op));
     return true;
 }

@@ -50,12 +50,54 @@ void Engine::OnTerminate(const Segment &s) {
     // what was in flight with an access error: ND_ACCESS_VIOLATION.
     const bool protection = (m.code.layer == Layer::Rdmap && m.code.etype == etype::kRdmapProtection) ||
                             (m.code.layer == Layer::Ddp && m.code.etype == etype::kDdpTagged);
-    FailAll(protection ? OpStatus::RemoteAccessError : OpStatus::RemoteOperationError, OpStatus::Flushed);
+    OpStatus status = protection ? OpStatus::RemoteAccessError : OpStatus::RemoteOperationError;
+    // A Send that found no receive buffer at the peer (DDP untagged, queue 0).
+    if (m.code.layer == Layer::Ddp && m.code.etype == etype::kDdpUntagged && m.code.ecode == ecode::kDdpUNoBuffer &&
+        m.has_ddp_header && !m.terminated.tagged && m.terminated.qn == kQueueSend)
+        status = OpStatus::RemoteNoReceive;
+    SettleCulprit(m, status);
+    FailAll(status, OpStatus::Flushed);
+}
+
+void Engine::SettleCulprit(const TerminateMessage &m, OpStatus status) {
+    if (!m.has_ddp_header) return;
+    const Segment &t = m.terminated;
+    int64_t culprit = -1;  // its slot
+    for (const Unconfirmed &u : unconfirmed_) {
+        const bool hit = t.tagged ? (u.tagged && u.stag == t.stag && t.to >= u.to && t.to <= u.end)
+                                  : (!u.tagged && t.qn == kQueueSend && t.msn == u.msn);
+        if (hit) {
+            culprit = static_cast<int64_t>(u.slot);
+            break;
+        }
+    }
+    if (culprit < 0 && !t.tagged && t.qn == kQueueReadRequest)
+        for (const OrqEntry &e : orq_)
+            if (e.msn == t.msn && !e.internal) culprit = static_cast<int64_t>(e.slot);
+    if (culprit < 0) return;
+    // The peer handles its stream in order: what came before the culprit was taken.
+    while (!unconfirmed_.empty()) {
+        const Unconfirmed u = unconfirmed_.front();
+        unconfirmed_.pop_front();
+        const auto slot = static_cast<int64_t>(u.slot);
+        CompleteSlot(u.slot, slot < culprit ? OpStatus::Success : slot == culprit ? status : OpStatus::Flushed,
+                     slot < culprit ? u.length : 0);
+    }
+    for (const OrqEntry &e : orq_)
+        if (!e.internal) CompleteSlot(e.slot, static_cast<int64_t>(e.slot) == culprit ? status : OpStatus::Flushed, 0);
+    orq_.clear();
+}
+
+void Engine::FailStalled() {
+    if (failed_ || !stalled_) return;
+    FaultOn(Errc::DdpNoBuffer, decoder_.segment());
 }
 
 void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq) {
     // Every open send-queue slot belongs to a Read in orq_ or an op in sq_;
     // marking them all delivers the lot in posting order.
+    for (const Unconfirmed &u : unconfirmed_) CompleteSlot(u.slot, in_flight, 0);
+    unconfirmed_.clear();
     for (const OrqEntry &e : orq_)
         if (!e.internal) CompleteSlot(e.slot, in_flight, 0);
     orq_.clear();

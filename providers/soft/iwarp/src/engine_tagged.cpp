@@ -36,7 +36,7 @@ void Engine::OnWrite(const Segment &s) {
     if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s);
     const Errc e = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, Access::RemoteWrite));
     if (e != Errc::Ok) return FaultOn(e, s);
-    placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len);
+    placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len, Access::RemoteWrite);
 }
 
 void Engine::OnReadRequest(const Segment &s) {
@@ -72,10 +72,11 @@ void Engine::OnReadResponse(const Segment &s) {
         if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s);
         const Errc c = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, Access::LocalWrite));
         if (c != Errc::Ok) return FaultOn(c, s);
-        placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len);
+        placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len, Access::LocalWrite);
     }
     e.received += len;
     if (!s.last) return;
+    ConfirmBelow(e.covers);  // the peer took everything posted before this Read
     if (!e.internal) CompleteSlot(e.slot, OpStatus::Success, e.read.size);
     orq_.pop_front();
 }

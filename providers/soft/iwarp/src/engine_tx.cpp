@@ -32,15 +32,40 @@ size_t Engine::NextFpduSize(Source s) const {
     return FpduSize(header + std::min(max_payload(tagged), op.total - op.sent));
 }
 
+bool Engine::NeedFence() const {
+    return Confirming() && sq_.empty() && !unconfirmed_.empty() && unconfirmed_.back().slot >= cover_;
+}
+
+void Engine::QueueFence() {
+    SqOp f;
+    f.kind = OpKind::Fence;
+    f.opcode = Opcode::ReadRequest;
+    f.read.source_stag = 1;  // zero length: no STag is checked (as the Read RTR)
+    f.covers = slot_base_ + slots_.size();
+    cover_ = f.covers;
+    sq_.push_back(std::move(f));
+}
+
+void Engine::ConfirmBelow(uint64_t covers) {
+    while (!unconfirmed_.empty() && unconfirmed_.front().slot < covers) {
+        const Unconfirmed u = unconfirmed_.front();
+        unconfirmed_.pop_front();
+        CompleteSlot(u.slot, OpStatus::Success, u.length);
+    }
+}
+
 bool Engine::WantsToSend() const {
     if (!terminate_out_.empty()) return true;
-    return !failed_ && !awaiting_first_fpdu_ && !hold_ && PickSource() != Source::None;
+    if (failed_ || awaiting_first_fpdu_ || hold_) return false;
+    return PickSource() != Source::None || (NeedFence() && orq_.size() < negotiated_.ord);
 }
 
 size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) {
     const size_t start = out->size();
     if (terminate_out_.empty() && !failed_ && !awaiting_first_fpdu_ && !hold_) {
-        for (Source s; (s = PickSource()) != Source::None;) {
+        for (Source s;;) {
+            if (NeedFence()) QueueFence();
+            if ((s = PickSource()) == Source::None) break;
             const size_t appended = out->size() - start;
             if (appended > 0 && appended + NextFpduSize(s) > budget) break;
             current_ = s;
@@ -66,7 +91,8 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
         OrqEntry e;
         e.id = op.id;
         e.slot = op.slot;
-        e.internal = op.kind == OpKind::Rtr;
+        e.internal = op.kind == OpKind::Rtr || op.kind == OpKind::Fence;
+        e.covers = op.covers;
         e.msn = msn;
         e.read = op.read;
         orq_.push_back(e);
@@ -103,7 +129,13 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
     FinishFpdu(out, fpdu, negotiated_.crc);
     op.sent += n;
     if (!last) return;
-    if (op.kind != OpKind::Rtr) CompleteSlot(op.slot, OpStatus::Success, static_cast<uint32_t>(op.total));
+    if (op.kind != OpKind::Rtr) {
+        const auto length = static_cast<uint32_t>(op.total);
+        if (Confirming())
+            unconfirmed_.push_back({op.slot, length, tagged, op.stag, op.to, op.to + op.total, op.msn});
+        else
+            CompleteSlot(op.slot, OpStatus::Success, length);
+    }
     sq_.pop_front();
     current_ = Source::None;
     last_ = Source::Sq;

@@ -45,6 +45,14 @@ struct EngineOptions {
     bool strict = true;                // reject reserved bits and pad (FpduOptions::strict)
     bool stall_on_missing_receive = true;  // hold the stream (Receive returns Stalled) until
                                            // PostReceive + Resume; false: Terminate at once
+    // Sends and Writes complete only once the peer has shown it took them:
+    // a later Read Response (the peer handles its stream in order) confirms
+    // everything posted before that Read; when nothing else would, the
+    // engine issues a zero-length "fence" Read. A Terminate then fails the
+    // very operation it names (ND wants an access violation on the Write
+    // that caused it). Needs ORD >= 1; with ORD 0 operations complete when
+    // handed to Pull, as on iWARP hardware.
+    bool confirm_by_read = false;
     size_t max_send_queue = 4096;
     size_t max_receive_queue = 4096;
 };
@@ -54,6 +62,7 @@ enum class OpStatus : uint8_t {
     RemoteAccessError,     // the peer terminated with a protection error (ND_ACCESS_VIOLATION)
     RemoteOperationError,  // the peer terminated for another reason
     LocalLengthError,      // an inbound Send was longer than this receive buffer
+    RemoteNoReceive,       // the peer terminated: this Send found no receive buffer (ND_IO_TIMEOUT)
     ProtocolError,         // in flight when we terminated the stream for the peer's fault
     Flushed,               // never ran: the connection failed first (ND_CANCELED)
 };
@@ -119,6 +128,10 @@ public:
     void HoldTransmit(bool hold) { hold_ = hold; }
     bool transmit_held() const { return hold_; }
 
+    // A stalled Send (no receive posted) waited too long: terminate the
+    // stream with DDP "no buffer" naming that Send, so its sender can tell.
+    void FailStalled();
+
     // Ends the connection from this side: every operation completes Flushed;
     // with `send_terminate`, Pull hands out a Terminate (RDMAP catastrophic).
     void Abort(bool send_terminate);
@@ -134,9 +147,10 @@ public:
     size_t max_payload(bool tagged) const;
     size_t outstanding_reads() const { return orq_.size(); }  // ours, in flight (<= ORD)
     size_t inbound_reads() const { return irq_.size(); }      // the peer's, queued (<= IRD)
+    size_t unconfirmed() const { return unconfirmed_.size(); } // sent, waiting for a Read to confirm
 
 private:
-    enum class OpKind : uint8_t { Send, Write, Read, Rtr };
+    enum class OpKind : uint8_t { Send, Write, Read, Rtr, Fence };
     enum class Source : uint8_t { None, Sq, Irq };
     enum class Step : uint8_t { Done, Stall };
 
@@ -154,11 +168,13 @@ private:
         uint64_t to = 0;
         uint32_t msn = 0;
         ReadRequest read;
+        uint64_t covers = 0;             // Reads: confirms slots below this
     };
     struct OrqEntry {  // our Read, waiting for its response
         uint64_t id = 0;
         uint64_t slot = 0;
-        bool internal = false;  // the RTR: no completion
+        uint64_t covers = 0;
+        bool internal = false;  // the RTR or a fence: no completion
         uint32_t msn = 0;
         ReadRequest read;
         uint32_t received = 0;
@@ -177,6 +193,14 @@ private:
         OpStatus status = OpStatus::Success;
         uint32_t length = 0;
     };
+    struct Unconfirmed {  // a Send or Write on the wire, not yet confirmed
+        uint64_t slot = 0;
+        uint32_t length = 0;
+        bool tagged = false;
+        uint32_t stag = 0;  // Write: sink STag and [to, end)
+        uint64_t to = 0, end = 0;
+        uint32_t msn = 0;   // Send
+    };
     struct RqEntry {
         uint64_t id = 0;
         std::vector<MutableBuffer> sgl;
@@ -192,6 +216,10 @@ private:
     size_t NextFpduSize(Source s) const;
     void EmitSq(std::vector<uint8_t> *out);
     void EmitIrq(std::vector<uint8_t> *out);
+    bool Confirming() const { return options_.confirm_by_read && negotiated_.ord > 0; }
+    bool NeedFence() const;
+    void QueueFence();
+    void ConfirmBelow(uint64_t covers);
     // engine_rx.cpp
     Step Dispatch(const Segment &s);
     bool AcceptFirstFpdu(const Segment &s, bool *consumed);
@@ -205,6 +233,9 @@ private:
     void FaultOn(Errc e, const Segment &s, bool read_source = false, int64_t length_error_rq = -1);
     void OnTerminate(const Segment &s);
     void FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq = -1);
+    // Settles what a received Terminate names: operations before the culprit
+    // were taken (Success), the culprit gets `status`, later ones Flushed.
+    void SettleCulprit(const TerminateMessage &m, OpStatus status);
     void Complete(CompletionKind kind, uint64_t id, OpStatus status, uint32_t length);
     uint64_t AddSlot(CompletionKind kind, uint64_t id);
     void CompleteSlot(uint64_t slot, OpStatus status, uint32_t length);
@@ -220,6 +251,8 @@ private:
     std::deque<IrqEntry> irq_;
     std::deque<RqEntry> rq_;       // rq_[i] takes MSN rx_msn_[kQueueSend] + i
     std::deque<SqSlot> slots_;     // slots_[i] is slot slot_base_ + i
+    std::deque<Unconfirmed> unconfirmed_;
+    uint64_t cover_ = 0;           // a Read queued or sent confirms every slot below this
     uint64_t slot_base_ = 0;
     std::deque<Completion> cq_;
     uint32_t tx_msn_[kQueueCount] = {1, 1, 1};

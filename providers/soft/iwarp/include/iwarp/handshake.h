@@ -114,6 +114,13 @@ public:
     std::vector<uint8_t> Accept(std::span<const uint8_t> private_data);
     std::vector<uint8_t> Reject(std::span<const uint8_t> private_data);
 
+    // The IRD/ORD to answer with (the consumer's choice at Accept time; the
+    // ORD is still capped at the initiator's IRD).
+    void SetReadLimits(uint16_t ird, uint16_t ord) {
+        config_.ird = ird;
+        config_.ord = ord;
+    }
+
     HandshakeStatus status() const { return status_; }
     Errc error() const { return error_; }
     const Negotiated &negotiated() const { return negotiated_; }

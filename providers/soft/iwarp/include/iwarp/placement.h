@@ -32,8 +32,9 @@ public:
     // fetches a byte of the range before this returned Ok.
     virtual TaggedCheck CheckTagged(uint32_t stag, uint64_t to, uint32_t len, Access access) = 0;
 
-    // Copies into a range that passed CheckTagged (RemoteWrite or LocalWrite).
-    virtual void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len) = 0;
+    // Copies into a range that passed CheckTagged for `access` (RemoteWrite
+    // or LocalWrite; a provider may keep the two STag spaces apart).
+    virtual void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, Access access) = 0;
 
     // Copies out of a range that passed CheckTagged(RemoteRead) when the Read
     // Request arrived, to build Read Responses (possibly much later, in

@@ -1,0 +1,131 @@
+// EngineOptions::confirm_by_read: Sends and Writes complete only when a later
+// Read Response shows the peer took them, and a Terminate fails the very
+// operation it names.
+#include <gtest/gtest.h>
+
+#include "iwarp_test_util.h"
+
+namespace {
+using namespace iwarp;
+using namespace iwarp_test;
+
+EngineOptions Confirming() {
+    EngineOptions o;
+    o.confirm_by_read = true;
+    return o;
+}
+
+TEST(EngineConfirm, WriteCompletesOnlyAfterTheFenceReadReturns) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    p.pb.Add(7, 0x1000, 64, true, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0x1000));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);
+    Completion c;
+    EXPECT_FALSE(p.a.PollCompletion(&c)) << "a Write is not done when it leaves";
+    EXPECT_EQ(p.a.unconfirmed(), 1u);
+    EXPECT_EQ(p.a.outstanding_reads(), 1u) << "a zero-length fence Read follows the Write";
+    ASSERT_EQ(p.b.Receive(out).status, RxStatus::Ok);
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].id, 1u);
+    EXPECT_EQ(done[0].status, OpStatus::Success);
+    EXPECT_EQ(done[0].length, 64u);
+    EXPECT_EQ(p.pb.regions[7].memory, src);
+}
+
+TEST(EngineConfirm, AnApplicationReadConfirmsEarlierWritesWithoutAFence) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    p.pb.Add(7, 0, 64, true, true);
+    p.pa.Add(9, 0, 64, false, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0));
+    ASSERT_TRUE(p.a.PostWrite(2, std::span(&b, 1), 7, 0));
+    ASSERT_TRUE(p.a.PostRead(3, 9, 0, 64, 7, 0));
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 3u);
+    for (uint64_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(done[i].id, i + 1) << "posting order";
+        EXPECT_EQ(done[i].status, OpStatus::Success);
+    }
+    std::vector<Bytes> storage;
+    size_t reads = 0;
+    for (const Segment &s : Segments(p.a_wire, false, &storage)) reads += s.opcode == Opcode::ReadRequest;
+    EXPECT_EQ(reads, 1u) << "the application's Read confirms; no fence needed";
+}
+
+TEST(EngineConfirm, TerminateFailsTheWriteItNamesAndSettlesTheOthers) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    p.pb.Add(7, 0, 64, true, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0));    // fine
+    ASSERT_TRUE(p.a.PostWrite(2, std::span(&b, 1), 8, 0));    // no such STag
+    ASSERT_TRUE(p.a.PostWrite(3, std::span(&b, 1), 7, 0));    // sent after the bad one
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 3u);
+    EXPECT_EQ(done[0].status, OpStatus::Success) << "the peer placed it before the bad one";
+    EXPECT_EQ(done[1].status, OpStatus::RemoteAccessError);
+    EXPECT_EQ(done[2].status, OpStatus::Flushed);
+    EXPECT_TRUE(p.a.failed());
+    EXPECT_TRUE(p.b.failed());
+}
+
+TEST(EngineConfirm, SendWithNoReceiveFailsWithRemoteNoReceiveWhenThePeerGivesUp) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    Bytes src = Pattern(16);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostSend(1, std::span(&b, 1)));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);
+    auto r = p.b.Receive(out);
+    ASSERT_EQ(r.status, RxStatus::Stalled);
+    Completion c;
+    EXPECT_FALSE(p.a.PollCompletion(&c)) << "not confirmed while the peer holds it";
+    p.b.FailStalled();  // the receiver's timeout
+    Bytes term;
+    p.b.Pull(&term, 1 << 20);
+    ASSERT_FALSE(term.empty());
+    p.a.Receive(term);
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, OpStatus::RemoteNoReceive);
+}
+
+TEST(EngineConfirm, WithoutOrdOperationsCompleteWhenTheyLeave) {
+    Pair p(Plain(Role::Initiator, false, 8, 0), Plain(Role::Responder, false, 0, 8), Confirming());
+    p.pb.Add(7, 0, 64, true, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);
+    Completion c;
+    ASSERT_TRUE(p.a.PollCompletion(&c));
+    EXPECT_EQ(c.status, OpStatus::Success);
+    EXPECT_EQ(p.a.outstanding_reads(), 0u);
+}
+
+TEST(EngineConfirm, AbortFlushesUnconfirmedOperationsExactlyOnce) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    p.pb.Add(7, 0, 64, true, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    for (uint64_t i = 1; i <= 4; ++i) ASSERT_TRUE(p.a.PostWrite(i, std::span(&b, 1), 7, 0));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);
+    p.a.Abort(false);
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 4u);
+    for (const Completion &c : done) EXPECT_EQ(c.status, OpStatus::Flushed);
+    Completion extra;
+    EXPECT_FALSE(p.a.PollCompletion(&extra));
+}
+
+}  // namespace
