@@ -17,6 +17,7 @@
 
 #include "channel.h"
 #include "mr_table.h"
+#include "tcp_link.h"
 
 namespace soft {
 
@@ -59,6 +60,9 @@ struct Connection {
     // it data moves through the ring (MsgType::*Fragment, Read*).
     bool can_access_peer = false;
     bool peer_can_access_us = false;
+    // Over TCP (another host, or forced): the socket and its MPA handshake;
+    // then cm_fd, channel and peer are unused.
+    std::shared_ptr<TcpLink> tcp;
 
     Connection() = default;
     Connection(const Connection &) = delete;

@@ -63,6 +63,8 @@ void Connector::StopWatchingLocked() {
 
 void Connector::OnFinalRelease() {
     std::lock_guard<std::mutex> lock(mu_);
+    // Over TCP the queue pair may keep the socket open: end the stream now.
+    if (conn_ && conn_->tcp) shutdown(conn_->tcp->fd, SHUT_RDWR);
     if (state_ == State::Connected && conn_) CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
     // Released after Connect completed but before CompleteConnect: the
     // peer's Accept fails ND_CONNECTION_REFUSED (COMPAT).
@@ -103,7 +105,7 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
     if (kit::Port(dest.sa()) == 0) return ND_INVALID_ADDRESS;
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Idle && state_ != State::Bound) return ND_INVALID_DEVICE_STATE;
-    if (!IsLocalAddress(dest)) return ND_HOST_UNREACHABLE;  // other hosts: the TCP path (not yet)
+    bool tcp = UseTcp(IsLocalAddress(dest));  // same host: shared memory, unless forced
     if (state_ == State::Idle) {
         kit::IpAddress src;
         if (!RouteSource(dest, &src)) return ND_NETWORK_UNREACHABLE;
@@ -114,6 +116,7 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
         state_ = State::Bound;
     }
     if (!qp->Reserve()) return ND_CONNECTION_ACTIVE;
+    if (tcp) return ConnectTcpLocked(qp, dest, inbound_limit, outbound_limit, private_data, private_size, ov);
     HRESULT hr = ND_SUCCESS;
     int cm = CmConnect(dest, &hr);
     if (cm < 0) {
@@ -170,6 +173,12 @@ HRESULT Connector::CompleteConnect(OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_1;
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Replied) return ND_CONNECTION_INVALID;
+    if (conn_->tcp) {  // the RTR (our first FPDU) tells the responder
+        qp_->TcpRelease();
+        qp_->SetConnected();
+        state_ = State::Connected;
+        return requests_.CompleteNow(ov, ND_SUCCESS);
+    }
     CmMessage ready = NewCmMessage(CmType::Ready);
     if (conn_->can_access_peer) ready.flags |= kCmFlagCanAccessPeer;
     if (!CmSend(conn_->cm_fd, ready)) {
@@ -192,6 +201,7 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     if (state_ != State::Requested) return ND_CONNECTION_INVALID;
     if (aborted_) return ND_CONNECTION_ABORTED;
     if (!qp->Reserve()) return ND_CONNECTION_ACTIVE;
+    if (conn_->tcp) return AcceptTcpLocked(qp, inbound_limit, outbound_limit, private_data, private_size, ov);
     inbound_ = std::min({inbound_limit, kMaxReadLimit, peer_msg_.outbound_read_limit});
     outbound_ = std::min({outbound_limit, kMaxReadLimit, peer_msg_.inbound_read_limit});
     CmMessage m = NewCmMessage(CmType::Accept);
@@ -236,7 +246,10 @@ HRESULT Connector::Reject(const VOID *private_data, ULONG private_size) {
     if (aborted_) return ND_CONNECTION_ABORTED;
     CmMessage m = NewCmMessage(CmType::Reject);
     if (!CopyPrivateData(&m, private_data, private_size)) return ND_ACCESS_VIOLATION;  // R116
-    CmSend(conn_->cm_fd, m);
+    if (conn_->tcp)
+        RejectTcpLocked(m);
+    else
+        CmSend(conn_->cm_fd, m);
     if (qp_) qp_->Close();
     StopWatchingLocked();
     conn_.reset();
@@ -318,7 +331,10 @@ HRESULT Connector::Disconnect(OVERLAPPED *ov) {
     // After the peer has gone, Disconnect is the application's cleanup: it succeeds.
     if (state_ == State::Disconnected) return requests_.CompleteNow(ov, ND_SUCCESS);
     if (state_ != State::Connected) return ND_CONNECTION_INVALID;
-    CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
+    if (conn_->tcp)
+        qp_->TcpShutdown();  // what is framed goes out, then FIN: the peer sees the end
+    else
+        CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
     PeerGoneLocked();  // flush (R137) and complete NotifyDisconnect
     return requests_.CompleteNow(ov, ND_SUCCESS);
 }

@@ -80,6 +80,14 @@ private:
     void AbandonLocked(HRESULT connect_status);
     void PeerGoneLocked();
     void StopWatchingLocked();
+    // Over TCP (connector_tcp.cpp).
+    HRESULT ConnectTcpLocked(QueuePair *qp, const opennd::kit::IpAddress &dest, ULONG inbound, ULONG outbound,
+                             const VOID *private_data, ULONG private_size, OVERLAPPED *ov);
+    void OnTcpLocked();
+    void TcpHandshakeLocked();
+    HRESULT AcceptTcpLocked(QueuePair *qp, ULONG inbound_limit, ULONG outbound_limit, const VOID *private_data,
+                            ULONG private_size, OVERLAPPED *ov);
+    void RejectTcpLocked(const CmMessage &m);
     HRESULT CopyAddress(const opennd::kit::IpAddress &a, sockaddr *out, ULONG *size);
 
     opennd::kit::ComPtr<IND2Adapter> adapter_;

@@ -21,13 +21,19 @@ void Connector::Adopt(ConnRequest request) {
     opennd::kit::FromSockaddr(reinterpret_cast<const sockaddr *>(peer_msg_.peer_address), peer_msg_.peer_address_len,
                               &peer_);
     state_ = State::Requested;
-    watched_fd_ = conn_->cm_fd;
-    engine_->Watch(watched_fd_, this);
+    if (conn_->tcp) {
+        watched_fd_ = conn_->tcp->fd;
+        engine_->WatchStream(watched_fd_, this);
+    } else {
+        watched_fd_ = conn_->cm_fd;
+        engine_->Watch(watched_fd_, this);
+    }
 }
 
 void Connector::OnReadable(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     if (fd != watched_fd_ || !conn_) return;
+    if (conn_->tcp) return OnTcpLocked();
     for (;;) {
         CmMessage m;
         int fds[3], nfds = 0;
@@ -127,7 +133,12 @@ void Connector::AbandonLocked(HRESULT connect_status) {
     StopWatchingLocked();
     if (qp_) qp_->Unreserve();
     qp_.reset();
+    bool spent = conn_ && conn_->tcp && port_fd_ < 0;  // the attempt's socket held our port
     conn_.reset();
+    if (spent && connect_status == ND_CONNECTION_REFUSED) {
+        port_fd_ = RebindPort(local_);
+        if (port_fd_ < 0) connect_status = ND_CONNECTION_ABORTED;
+    }
     OVERLAPPED *ov = connect_ov_;
     connect_ov_ = nullptr;
     state_ = connect_status == ND_CONNECTION_REFUSED ? State::Bound : State::Closed;

@@ -53,13 +53,17 @@ Engine::~Engine() {
     }
 }
 
-void Engine::Watch(int fd, Watched *w) {
+void Engine::Watch(int fd, Watched *w) { Add(fd, w, EPOLLIN | EPOLLRDHUP); }
+
+void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET); }
+
+void Engine::Add(int fd, Watched *w, uint32_t events) {
     {
         std::lock_guard<std::mutex> lock(mu_);
         watched_[fd] = w;
     }
     epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.events = events;
     ev.data.fd = fd;
     epoll_ctl(loop_->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 }

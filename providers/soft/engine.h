@@ -63,6 +63,9 @@ public:
 
     // fd must stay open until Unwatch returns.
     void Watch(int fd, Watched *w);
+    // A TCP stream: edge-triggered, readable and writable (the watcher
+    // reads and writes until the socket would block).
+    void WatchStream(int fd, Watched *w);
     void Unwatch(int fd);
     void AddPollable(Pollable *p);
     void RemovePollable(Pollable *p);
@@ -87,6 +90,7 @@ private:
     bool AnyArmed();
     void PollAll(bool armed_changed, bool armed);
     void Dispatch(int fd);
+    void Add(int fd, Watched *w, uint32_t events);
 
     MrTable mrs_;
     PeerEngines peers_;

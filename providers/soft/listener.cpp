@@ -30,6 +30,12 @@ void Listener::CloseLocked() {
         close(fd);
     }
     handshaking_.clear();
+    for (auto &[fd, link] : tcp_handshaking_) engine_->Unwatch(fd);
+    tcp_handshaking_.clear();  // closes them
+    if (tcp_listening_) {
+        engine_->Unwatch(port_fd_);  // closed with the listener
+        tcp_listening_ = false;
+    }
     backlog_queue_.clear();  // their CM sockets close: the active sides see a refusal
     waiting_.clear();
     requests_.CancelAll();   // pending GetConnectionRequests: ND_CANCELED (L10, R150)
@@ -67,6 +73,10 @@ HRESULT Listener::Listen(ULONG backlog) {
     HRESULT hr;
     int fd = CmListen(bound_, 128, &hr);
     if (fd < 0) return hr == kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
+    if (!ListenTcpLocked()) {
+        close(fd);
+        return ND_INSUFFICIENT_RESOURCES;
+    }
     cm_fd_ = fd;
     backlog_ = backlog;  // 0: no limit (R147)
     listening_ = true;
@@ -124,6 +134,10 @@ void Listener::OnReadable(int fd) {
         AcceptAllLocked();
     else if (handshaking_.count(fd))
         ReadRequestLocked(fd);
+    else if (tcp_listening_ && fd == port_fd_)
+        AcceptTcpLocked();
+    else if (tcp_handshaking_.count(fd))
+        ReadTcpRequestLocked(fd);
 }
 
 void Listener::AcceptAllLocked() {
@@ -178,6 +192,10 @@ void Listener::ReadRequestLocked(int fd) {
             kit::SetPort(req.local.sa(), port);
         }
     }
+    QueueRequestLocked(std::move(req));
+}
+
+void Listener::QueueRequestLocked(ConnRequest req) {
     backlog_queue_.push_back(std::move(req));
     MatchLocked();
 }

@@ -13,6 +13,7 @@
 #include "opennd/kit/address.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/overlapped.h"
+#include "tcp_link.h"
 
 namespace soft {
 
@@ -43,6 +44,11 @@ private:
     void OnFinalRelease() override;
     void AcceptAllLocked();
     void ReadRequestLocked(int fd);
+    // Remote peers (listener_tcp.cpp): the bound port is a TCP listener too.
+    bool ListenTcpLocked();
+    void AcceptTcpLocked();
+    void ReadTcpRequestLocked(int fd);
+    void QueueRequestLocked(ConnRequest req);
     void MatchLocked();
     void CloseLocked();
 
@@ -56,6 +62,8 @@ private:
     ULONG backlog_ = 0;
     opennd::kit::IpAddress bound_;
     std::map<int, bool> handshaking_;  // accepted CM sockets waiting for their Request
+    bool tcp_listening_ = false;        // port_fd_ listens for TCP peers
+    std::map<int, std::shared_ptr<TcpLink>> tcp_handshaking_;  // waiting for their MPA request
     std::deque<ConnRequest> backlog_queue_;
     std::deque<Waiting> waiting_;
 };

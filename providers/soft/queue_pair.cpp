@@ -87,6 +87,7 @@ void QueuePair::Close() {
     State s = state();
     if (s == State::Idle) return;
     state_.store(State::Closed);
+    if (tcp_) tcp_->Abort(false);
     {
         std::lock_guard<std::mutex> tx(tx_mu_);
         FailLocked(ND_CANCELED);
@@ -107,6 +108,10 @@ void QueuePair::Fail() {
 }
 
 void QueuePair::TerminatePeer(HRESULT why) {
+    if (tcp_) {
+        tcp_->Abort(true);  // a Terminate, then the stream is over
+        return;
+    }
     std::shared_ptr<Connection> conn;
     {
         std::lock_guard<std::mutex> tx(tx_mu_);
@@ -150,6 +155,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
     bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
     if (inline_data && total > inline_size_) return ND_BUFFER_OVERFLOW;
+    if (tcp_) return TcpSend(ctx, sge, nsge, flags);
     std::unique_lock<std::mutex> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
@@ -217,6 +223,7 @@ HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     if (FAILED(hr)) return hr;
     {
         std::lock_guard<std::mutex> lock(rx_mu_);
+        if (tcp_) return TcpReceive(r);
         if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
         State s = state();
         if (s == State::Error || s == State::Closed) {
@@ -249,7 +256,7 @@ void QueuePair::WantWakeups(bool on) {
         std::lock_guard<std::mutex> tx(tx_mu_);
         conn = conn_;
     }
-    if (!conn) return;
+    if (!conn || !conn->channel) return;  // over TCP the socket wakes the progress thread
     std::atomic<uint32_t> &flag = conn->channel->header()->wake_wanted[conn->side];
     uint32_t want = on ? 1 : 0;
     if (flag.load(std::memory_order_relaxed) != want) flag.store(want, std::memory_order_seq_cst);

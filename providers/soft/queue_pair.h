@@ -27,6 +27,7 @@
 #include "engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
+#include "tcp_path.h"
 
 namespace soft {
 
@@ -60,6 +61,14 @@ public:
     bool Reserve();  // Idle -> reserved for one connector; false if in use
     void Unreserve();
     void Attach(std::shared_ptr<Connection> conn);
+    // Over TCP (queue_pair_tcp.cpp): the stream after the MPA handshake.
+    // `hold`: transmit nothing until TcpRelease (CompleteConnect).
+    void AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotiated &negotiated, std::vector<uint8_t> after,
+                   bool hold);
+    TcpPath::Event TcpProgress();  // the progress thread, on socket events
+    void TcpRelease();
+    bool TcpEstablished();
+    void TcpShutdown();
     void SetConnected();
     // Everything outstanding completes ND_CANCELED; the QP is done.
     void Close();
@@ -89,7 +98,12 @@ public:
     bool NotifyArmed() override;
 
     // Used by the SRQ: a receive posted to it may match a waiting message.
-    void KickReceive() { ProgressReceive(); }
+    void KickReceive() {
+        if (state() != State::Idle && tcp_)
+            tcp_->Progress(true);
+        else
+            ProgressReceive();
+    }
 
 private:
     struct Op {
@@ -163,6 +177,11 @@ private:
 
     void ProgressSend();
     void ProgressReceive();
+    // TCP variants of posting (queue_pair_tcp.cpp).
+    HRESULT TcpSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags);
+    HRESULT TcpOneSided(bool write, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
+                        UINT32 rtoken, ULONG flags);
+    HRESULT TcpReceive(const PostedReceive &r);
     // The copy-through-ring path, when cross-memory attach is not permitted
     // (queue_pair_copy.cpp).
     HRESULT PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
@@ -191,6 +210,7 @@ private:
     std::atomic<State> state_{State::Idle};
     std::atomic<bool> reserved_{false};
     std::shared_ptr<Connection> conn_;  // set once, at Attach (before state leaves Idle)
+    std::unique_ptr<TcpPath> tcp_;      // likewise, at AttachTcp: the connection is over TCP
 
     std::mutex tx_mu_;
     RingProducer producer_;

@@ -54,7 +54,7 @@ bool QueuePair::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, con
 
 // Sends the peer has consumed complete with the status it wrote.
 HRESULT QueuePair::ReapConsumedLocked() {
-    if (!conn_) return ND_SUCCESS;
+    if (!conn_ || !conn_->channel) return ND_SUCCESS;  // nothing in a ring (TCP: TcpPath)
     uint64_t consumed = producer_.ConsumedUpTo();
     HRESULT failed = ND_SUCCESS;
     for (Op &op : ops_) {
@@ -75,7 +75,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
 }
 
 void QueuePair::ReapLocked() {
-    if (!conn_) return;
+    if (!conn_ || !conn_->channel) return;
     HRESULT failed = ReapConsumedLocked();
     // A Send nobody receives: like hardware retry exhaustion (COMPAT).
     if (SUCCEEDED(failed) && !conn_->peer_uses_srq && state() == State::Connected) {
@@ -176,6 +176,10 @@ void QueuePair::NoteProgressLocked() {
 }
 
 void QueuePair::Progress() {
+    if (state() != State::Idle && tcp_) {  // tcp_ is set before the state leaves Idle
+        tcp_->Progress(false);
+        return;
+    }
     ProgressReceive();
     ProgressSend();
 }

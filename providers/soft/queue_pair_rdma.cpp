@@ -54,6 +54,11 @@ int MoveAll(pid_t pid, iovec *local, int nl, iovec *remote, int nr, bool write) 
 // connection (R090): receives flush and the peer is told.
 HRESULT QueuePair::FinishOneSided(std::unique_lock<std::mutex> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
                                   HRESULT status, bool was_connected) {
+    if (tcp_) {
+        lock.unlock();
+        tcp_->Local(type, ctx, flags, status);  // in order with the stream's requests
+        return ND_SUCCESS;
+    }
     PushOpLocked(type, ctx, flags, status);
     EmitLocked();
     lock.unlock();
@@ -112,6 +117,7 @@ HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr
     uint64_t total = 0;
     for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;  // R096
+    if (tcp_) return TcpOneSided(false, ctx, sge, nsge, total, raddr, rtoken, flags);
     std::unique_lock<std::mutex> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
@@ -132,6 +138,7 @@ HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 radd
     for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
     if ((flags & ND_OP_FLAG_INLINE) && (total > inline_size_ || nsge > kMaxSge * 4)) return ND_BUFFER_OVERFLOW;
+    if (tcp_) return TcpOneSided(true, ctx, sge, nsge, total, raddr, rtoken, flags);
     std::unique_lock<std::mutex> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;

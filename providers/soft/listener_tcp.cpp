@@ -1,0 +1,77 @@
+// Listener: peers that come over TCP (other hosts, or forced). The bound
+// port's reservation socket listens; each accepted socket is read until its
+// MPA request is complete, then queued like a same-host request.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cm_socket.h"
+#include "listener.h"
+#include "soft_limits.h"
+
+namespace soft {
+namespace kit = opennd::kit;
+
+bool Listener::ListenTcpLocked() {
+    if (listen(port_fd_, 128) != 0) return false;
+    TcpTune(port_fd_);
+    tcp_listening_ = true;
+    engine_->Watch(port_fd_, this);
+    return true;
+}
+
+void Listener::AcceptTcpLocked() {
+    for (;;) {
+        int fd = accept4(port_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) return;
+        TcpTune(fd);
+        auto link = std::make_shared<TcpLink>(fd);
+        link->connected = true;
+        link->responder = std::make_unique<iwarp::Responder>(iwarp::MpaConfig{});
+        tcp_handshaking_[fd] = std::move(link);
+        engine_->Watch(fd, this);
+    }
+}
+
+void Listener::ReadTcpRequestLocked(int fd) {
+    std::shared_ptr<TcpLink> link = tcp_handshaking_[fd];
+    std::vector<uint8_t> in;
+    bool open = link->ReadSome(&in);
+    size_t used = 0;
+    iwarp::HandshakeStatus st = in.empty() ? link->responder->status() : link->responder->Feed(in, &used);
+    if (st == iwarp::HandshakeStatus::NeedMore && open) return;
+    engine_->Unwatch(fd);
+    tcp_handshaking_.erase(fd);
+    if (st != iwarp::HandshakeStatus::RequestReceived) {  // bad request or gone: that connection only
+        link->out = link->responder->TakeOutput();
+        link->Flush();
+        return;
+    }
+    if (backlog_ != 0 && backlog_queue_.size() >= backlog_) {  // backlog full: refused (retryable)
+        link->out = link->responder->Reject({});
+        link->Flush();
+        return;
+    }
+    const iwarp::MpaFrame &request = link->responder->request();
+    CmMessage m = NewCmMessage(CmType::Request);
+    auto pd = link->responder->peer_private_data();
+    m.private_len = static_cast<uint32_t>(std::min<size_t>(pd.size(), kMaxPrivateData));
+    std::memcpy(m.private_data, pd.data(), m.private_len);
+    // The initiator's IRD is what it will serve (our outbound), its ORD what it will issue.
+    m.inbound_read_limit = request.enhanced ? std::min<uint32_t>(request.ird, kMaxReadLimit) : kMaxReadLimit;
+    m.outbound_read_limit = request.enhanced ? std::min<uint32_t>(request.ord, kMaxReadLimit) : kMaxReadLimit;
+    socklen_t len = sizeof m.peer_address;
+    if (getpeername(fd, reinterpret_cast<sockaddr *>(m.peer_address), &len) == 0) m.peer_address_len = len;
+    auto conn = std::make_shared<Connection>();
+    conn->side = 1;
+    conn->tcp = std::move(link);
+    ConnRequest req{std::move(conn), m, bound_};
+    kit::IpAddress local;
+    len = sizeof local.storage;
+    if (getsockname(fd, local.sa(), &len) == 0) req.local = local;  // the address it was made to
+    QueueRequestLocked(std::move(req));
+}
+
+}  // namespace soft

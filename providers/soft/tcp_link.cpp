@@ -1,0 +1,119 @@
+#include "tcp_link.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "soft_limits.h"
+
+namespace soft {
+namespace kit = opennd::kit;
+
+TcpLink::~TcpLink() {
+    if (fd >= 0) close(fd);
+}
+
+bool TcpLink::Flush() {
+    while (!out.empty()) {
+        ssize_t n = send(fd, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        out.erase(out.begin(), out.begin() + n);
+    }
+    return true;
+}
+
+bool TcpLink::ReadSome(std::vector<uint8_t> *in) {
+    uint8_t buf[4096];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0) return false;
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        in->insert(in->end(), buf, buf + n);
+        if (static_cast<size_t>(n) < sizeof buf) return true;
+    }
+}
+
+uint32_t TcpLink::Mss() const {
+    int mss = 0;
+    socklen_t len = sizeof mss;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) != 0 || mss <= 0) return 1460;
+    return static_cast<uint32_t>(mss);
+}
+
+bool UseTcp(bool dest_is_local) {
+    const char *t = getenv("OPENND_SOFT_TRANSPORT");  // read per connection: tests switch it
+    if (t && std::strcmp(t, "tcp") == 0) return true;
+    return !dest_is_local;
+}
+
+namespace {
+HRESULT ConnectError(int err) {
+    switch (err) {
+    case 0: return ND_SUCCESS;
+    case EINPROGRESS:
+    case EALREADY: return ND_PENDING;
+    case ECONNREFUSED:
+    case ECONNRESET: return ND_CONNECTION_REFUSED;
+    case ENETUNREACH: return ND_NETWORK_UNREACHABLE;
+    case EHOSTUNREACH:
+    case EHOSTDOWN: return ND_HOST_UNREACHABLE;
+    case ETIMEDOUT: return ND_IO_TIMEOUT;
+    case EADDRINUSE:
+    case EADDRNOTAVAIL: return kStatusAddressAlreadyAssociated;
+    default: return ND_CONNECTION_REFUSED;
+    }
+}
+}  // namespace
+
+int RebindPort(const kit::IpAddress &local) {
+    int fd = socket(local.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (local.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, local.sa(), local.length()) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void TcpTune(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+HRESULT TcpConnect(int fd, const kit::IpAddress &dest) {
+    TcpTune(fd);
+    if (connect(fd, dest.sa(), dest.length()) == 0) return ND_SUCCESS;
+    return ConnectError(errno);
+}
+
+HRESULT TcpConnectResult(int fd) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return ND_CONNECTION_REFUSED;
+    if (err != 0) return ConnectError(err);
+    sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &plen) != 0)
+        return errno == ENOTCONN ? ND_PENDING : ND_CONNECTION_REFUSED;
+    return ND_SUCCESS;
+}
+
+iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit) {
+    iwarp::MpaConfig c;
+    c.ird = static_cast<uint16_t>(std::clamp<uint32_t>(inbound_limit, 1, kMaxReadLimit));
+    c.ord = static_cast<uint16_t>(std::clamp<uint32_t>(outbound_limit, 1, kMaxReadLimit));
+    return c;
+}
+
+}  // namespace soft

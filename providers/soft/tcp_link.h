@@ -1,0 +1,59 @@
+// The TCP side of connection setup for peers reached over iWARP: the
+// connection's socket and its MPA handshake (iwarp::Initiator on the active
+// side, iwarp::Responder on the passive side). Owned by the Connection; the
+// connector drives the handshake, then the queue pair's TcpPath takes over
+// the stream (the socket stays owned here).
+#pragma once
+
+#include <sys/socket.h>
+
+#include <memory>
+#include <vector>
+
+#include "iwarp/handshake.h"
+#include "ndspi.h"
+#include "opennd/kit/address.h"
+
+namespace soft {
+
+struct TcpLink {
+    int fd = -1;
+    bool connected = false;                  // the TCP connection is up
+    std::unique_ptr<iwarp::Initiator> initiator;
+    std::unique_ptr<iwarp::Responder> responder;
+    std::vector<uint8_t> out;                // handshake bytes not yet sent
+    std::vector<uint8_t> after;              // bytes read past the MPA reply: FPDUs
+
+    explicit TcpLink(int f) : fd(f) {}
+    TcpLink(const TcpLink &) = delete;
+    TcpLink &operator=(const TcpLink &) = delete;
+    ~TcpLink();
+
+    // Sends what `out` holds; false if the connection broke.
+    bool Flush();
+    // Reads what is there into *in; false on EOF or error.
+    bool ReadSome(std::vector<uint8_t> *in);
+    uint32_t Mss() const;
+};
+
+// True if connections to `dest` must go over TCP: OPENND_SOFT_TRANSPORT=tcp,
+// or not an address of this host.
+bool UseTcp(bool dest_is_local);
+
+// Starts a non-blocking connect on `fd` (already bound). ND_SUCCESS or
+// ND_PENDING (in progress); else the ND status of the failure.
+HRESULT TcpConnect(int fd, const opennd::kit::IpAddress &dest);
+// The outcome of a connect that was in progress: ND_SUCCESS, ND_PENDING, or why it failed.
+HRESULT TcpConnectResult(int fd);
+// Binds `local` again after a failed attempt spent the socket that held it.
+// A socket that connected may linger in TIME_WAIT: SO_REUSEADDR on this one
+// only (an application's own Bind of the port still conflicts with it).
+int RebindPort(const opennd::kit::IpAddress &local);
+// Prepares an established socket: non-blocking, TCP_NODELAY.
+void TcpTune(int fd);
+
+// The MPA parameters for an ND connection: IRD/ORD from ND's read limits,
+// at least 1 each (the provider's completion fences are zero-length Reads).
+iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit);
+
+}  // namespace soft

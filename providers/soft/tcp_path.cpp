@@ -1,0 +1,277 @@
+// TcpPath: posting, completions and the engine's Placement. The socket side
+// (reading, writing, stalls, shutdown) is in tcp_path_io.cpp.
+#include "tcp_path.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "engine.h"
+#include "memory_objects.h"
+#include "queue_pair.h"
+#include "soft_limits.h"
+#include "srq.h"
+
+namespace soft {
+namespace {
+
+HRESULT NdStatus(iwarp::OpStatus s) {
+    switch (s) {
+    case iwarp::OpStatus::Success: return ND_SUCCESS;
+    case iwarp::OpStatus::RemoteAccessError: return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors
+    case iwarp::OpStatus::RemoteOperationError: return ND_REMOTE_ERROR;
+    case iwarp::OpStatus::LocalLengthError: return ND_DATA_OVERRUN;       // COMPAT: a receive too small
+    case iwarp::OpStatus::RemoteNoReceive: return ND_IO_TIMEOUT;          // COMPAT: no receive at the peer
+    case iwarp::OpStatus::ProtocolError: return ND_CONNECTION_ABORTED;
+    case iwarp::OpStatus::Flushed: return ND_CANCELED;
+    }
+    return ND_INTERNAL_ERROR;
+}
+
+iwarp::EngineOptions OptionsFor(uint32_t mss) {
+    iwarp::EngineOptions o;
+    o.mss = mss;
+    o.confirm_by_read = true;
+    o.max_send_queue = kMaxQueueDepth + 64;
+    o.max_receive_queue = kMaxQueueDepth + 64;
+    return o;
+}
+
+}  // namespace
+
+TcpPath::TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, uint32_t mss,
+                 std::vector<uint8_t> held, bool hold)
+    : env_(env), fd_(fd), engine_(negotiated, *this, OptionsFor(mss)), held_(std::move(held)), rx_buf_(256 * 1024),
+      hold_(hold) {
+    engine_.HoldTransmit(hold);
+}
+
+TcpPath::~TcpPath() = default;
+
+size_t TcpPath::initiator_count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ops_.size();
+}
+
+size_t TcpPath::receive_count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return recvs_.size();
+}
+
+void TcpPath::Submit(InitiatorOp op, std::function<bool(uint64_t)> post) {
+    bool wait = !fenced_.empty() || ((op.flags & ND_OP_FLAG_READ_FENCE) && ReadOutstandingLocked(op.id));
+    uint64_t id = op.id;
+    ops_.push_back(std::move(op));
+    if (wait) {
+        fenced_.push_back({id, std::move(post)});
+        return;
+    }
+    if (!post(id)) CancelLocked(id);  // the stream has failed
+    EmitLocked();
+    PumpLocked();
+}
+
+bool TcpPath::ReadOutstandingLocked(uint64_t before_id) const {
+    for (const InitiatorOp &op : ops_) {
+        if (op.id >= before_id && op.id != 0) break;
+        if (op.type == Nd2RequestTypeRead && !op.done) return true;
+    }
+    return false;
+}
+
+void TcpPath::ReleaseFencedLocked() {
+    while (!fenced_.empty()) {
+        Fenced &f = fenced_.front();
+        for (const InitiatorOp &op : ops_)
+            if (op.id == f.id && (op.flags & ND_OP_FLAG_READ_FENCE) && ReadOutstandingLocked(f.id)) return;
+        if (!f.post(f.id)) CancelLocked(f.id);
+        fenced_.pop_front();
+    }
+}
+
+void TcpPath::CancelLocked(uint64_t id) {
+    for (InitiatorOp &op : ops_) {
+        if (op.id != id) continue;
+        op.done = true;
+        op.status = ND_CANCELED;
+        if (op.sink) sinks_.erase(op.sink);
+        op.sink = 0;
+    }
+}
+
+void TcpPath::Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy) {
+    std::lock_guard<std::mutex> lock(mu_);
+    InitiatorOp op{Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, next_id_++};
+    std::vector<iwarp::ConstBuffer> sgl;
+    if (copy) {
+        op.copy = std::make_shared<std::vector<uint8_t>>();
+        for (ULONG i = 0; i < nsge; ++i) {
+            const auto *p = static_cast<const uint8_t *>(sge[i].Buffer);
+            op.copy->insert(op.copy->end(), p, p + sge[i].BufferLength);
+        }
+        sgl.push_back({op.copy->data(), op.copy->size()});
+    } else {
+        for (ULONG i = 0; i < nsge; ++i)
+            sgl.push_back({static_cast<const uint8_t *>(sge[i].Buffer), sge[i].BufferLength});
+    }
+    iwarp::SendFlags f;
+    f.solicited = (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
+    Submit(std::move(op), [this, sgl, f](uint64_t id) { return engine_.PostSend(id, sgl, f); });
+}
+
+void TcpPath::Write(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t raddr, uint32_t stag, ULONG flags,
+                    bool copy) {
+    std::lock_guard<std::mutex> lock(mu_);
+    InitiatorOp op{Nd2RequestTypeWrite, ctx, flags, false, ND_PENDING, next_id_++};
+    std::vector<iwarp::ConstBuffer> sgl;
+    if (copy) op.copy = std::make_shared<std::vector<uint8_t>>();
+    for (ULONG i = 0; i < nsge; ++i) {
+        const auto *p = static_cast<const uint8_t *>(sge[i].Buffer);
+        if (copy)
+            op.copy->insert(op.copy->end(), p, p + sge[i].BufferLength);
+        else
+            sgl.push_back({p, sge[i].BufferLength});
+    }
+    if (copy) sgl.push_back({op.copy->data(), op.copy->size()});
+    Submit(std::move(op), [this, sgl, stag, raddr](uint64_t id) { return engine_.PostWrite(id, sgl, stag, raddr); });
+}
+
+void TcpPath::Read(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, uint64_t raddr, uint32_t stag,
+                   ULONG flags) {
+    std::lock_guard<std::mutex> lock(mu_);
+    InitiatorOp op{Nd2RequestTypeRead, ctx, flags, false, ND_PENDING, next_id_++};
+    uint32_t sink = next_sink_++;
+    if (next_sink_ == 0) next_sink_ = 1;
+    sinks_[sink].assign(sge, sge + nsge);
+    op.sink = sink;
+    auto length = static_cast<uint32_t>(total);
+    Submit(std::move(op), [this, sink, length, stag, raddr](uint64_t id) {
+        return engine_.PostRead(id, sink, 0, length, stag, raddr);
+    });
+}
+
+void TcpPath::Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ops_.push_back(InitiatorOp{type, ctx, flags, true, status, 0});
+    EmitLocked();
+    if (FAILED(status)) FailLocked(true);  // a failed request ends the connection (R090)
+}
+
+void TcpPath::Receive(const PostedReceive &r, bool valid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<iwarp::MutableBuffer> sgl;
+    if (valid)
+        for (uint32_t i = 0; i < r.nsge; ++i)
+            sgl.push_back({static_cast<uint8_t *>(r.sge[i].Buffer), r.sge[i].BufferLength});
+    if (!engine_.PostReceive(next_id_++, sgl)) {
+        ND2_RESULT res{ND_CANCELED, 0, env_.qp_context, r.context, Nd2RequestTypeReceive};
+        env_.rcq->Push(res);
+        return;
+    }
+    recvs_.push_back({r.context, valid});
+    if (engine_.stalled()) PumpLocked();  // a Send was waiting for it
+}
+
+// Initiator completions leave in posting order.
+void TcpPath::EmitLocked() {
+    while (!ops_.empty() && ops_.front().done) {
+        const InitiatorOp &op = ops_.front();
+        if (FAILED(op.status) || !(op.flags & ND_OP_FLAG_SILENT_SUCCESS)) {
+            ND2_RESULT r{op.status, 0, env_.qp_context, op.context, op.type};
+            env_.icq->Push(r);
+        }
+        ops_.pop_front();
+    }
+}
+
+void TcpPath::CompleteLocked() {
+    bool fail = false;
+    for (iwarp::Completion c; engine_.PollCompletion(&c);) {
+        HRESULT status = NdStatus(c.status);
+        if (c.kind == iwarp::CompletionKind::Receive) {
+            if (recvs_.empty()) continue;  // cannot happen: one entry per posted receive
+            RecvOp r = recvs_.front();
+            recvs_.pop_front();
+            ULONG bytes = c.status == iwarp::OpStatus::Success ? c.length : 0;
+            if (!r.valid && status != ND_CANCELED) {
+                status = ND_ACCESS_VIOLATION;  // its buffers were not registered for local write
+                bytes = 0;
+                fail = true;
+            }
+            ND2_RESULT res{status, bytes, env_.qp_context, r.context, Nd2RequestTypeReceive};
+            env_.rcq->Push(res, c.solicited);
+            continue;
+        }
+        for (InitiatorOp &op : ops_) {
+            if (op.id != c.id) continue;
+            op.done = true;
+            op.status = status;
+            if (op.sink) sinks_.erase(op.sink);
+            op.sink = 0;
+            break;
+        }
+    }
+    ReleaseFencedLocked();
+    EmitLocked();
+    if (fail) FailLocked(true);
+}
+
+void TcpPath::FailLocked(bool terminate) {
+    engine_.Abort(terminate);
+    CompleteLocked();
+    WriteSocketLocked();  // the Terminate, if any
+}
+
+// ------------------------------------------------------------- placement
+
+iwarp::TaggedCheck TcpPath::CheckTagged(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access) {
+    if (access == iwarp::Access::LocalWrite) {
+        auto it = sinks_.find(stag);
+        if (it == sinks_.end()) return iwarp::TaggedCheck::InvalidStag;
+        uint64_t room = 0;
+        for (const ND2_SGE &s : it->second) room += s.BufferLength;
+        return to <= room && len <= room - to ? iwarp::TaggedCheck::Ok : iwarp::TaggedCheck::BaseBounds;
+    }
+    MrView v;
+    if (!env_.engine->mrs().Lookup(stag, &v)) return iwarp::TaggedCheck::InvalidStag;
+    uint32_t need = access == iwarp::Access::RemoteWrite ? kRightRemoteWrite : kRightRemoteRead;
+#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
+    need = 0;  // the deliberately broken build (see CMakeLists.txt)
+#endif
+    if ((v.rights & kIsWindow) && v.qp_id != env_.qp_id) return iwarp::TaggedCheck::StagNotAssociated;
+    if (!v.Covers(to, len)) return iwarp::TaggedCheck::BaseBounds;
+    if (need && !(v.rights & need)) return iwarp::TaggedCheck::AccessRights;
+    return iwarp::TaggedCheck::Ok;
+}
+
+void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access access) {
+    if (access == iwarp::Access::LocalWrite) {  // scatter into the Read's SGEs from offset `to`
+        for (const ND2_SGE &s : sinks_.at(stag)) {
+            if (len == 0) break;
+            if (to >= s.BufferLength) {
+                to -= s.BufferLength;
+                continue;
+            }
+            size_t n = std::min<uint64_t>(len, s.BufferLength - to);
+            std::memcpy(static_cast<uint8_t *>(s.Buffer) + to, data, n);
+            data += n;
+            len -= static_cast<uint32_t>(n);
+            to = 0;
+        }
+        return;
+    }
+    // RDMA Write: in address order, the last byte last (targets spin on it).
+    auto *dst = reinterpret_cast<uint8_t *>(to);
+    if (len > 1) std::memcpy(dst, data, len - 1);
+    std::atomic_thread_fence(std::memory_order_release);
+    reinterpret_cast<volatile uint8_t *>(dst)[len - 1] = data[len - 1];
+}
+
+bool TcpPath::FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) {
+    // Checked when the Read Request arrived; look again: it may have been
+    // deregistered since (the engine then terminates the stream).
+    if (CheckTagged(stag, to, len, iwarp::Access::RemoteRead) != iwarp::TaggedCheck::Ok) return false;
+    std::memcpy(out, reinterpret_cast<const void *>(to), len);
+    return true;
+}
+
+}  // namespace soft

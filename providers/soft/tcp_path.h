@@ -1,0 +1,143 @@
+// The queue pair's data path to a peer on another host (or any peer when
+// OPENND_SOFT_TRANSPORT=tcp): iWARP over one TCP connection. The iwarp::Engine
+// frames and checks the stream; this class feeds it from the socket, writes
+// what it produces, implements its Placement over the adapter's memory-region
+// table, and turns its completions into ND2_RESULTs.
+//
+// Who drives it: the application's posts and polls (GetResults) and the
+// engine's progress thread, through the connector that watches the socket
+// (edge-triggered). Whoever holds mu_ reads the socket until it would block,
+// so one-sided Reads and Writes are served with no call from the target
+// application. Locks: mu_ is taken under the connector's lock and never
+// calls back into it; CQ and SRQ locks are leaves under mu_.
+//
+// Completions: initiator requests (including Bind/Invalidate, which are
+// local) complete in posting order; Sends and Writes only when a later Read
+// Response shows the peer took them (EngineOptions::confirm_by_read), so a
+// Write the target refuses completes ND_ACCESS_VIOLATION and a Send the peer
+// had no receive for ND_IO_TIMEOUT.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "iwarp/engine.h"
+#include "ndspi.h"
+#include "opennd/kit/completion_queue.h"
+
+namespace soft {
+
+class Engine;
+class SharedReceiveQueue;
+struct PostedReceive;
+
+class TcpPath final : public iwarp::Placement {
+public:
+    struct Env {
+        Engine *engine;  // the adapter's: its memory-region table
+        uint64_t qp_id;
+        void *qp_context;
+        opennd::kit::CompletionQueue *rcq, *icq;
+        SharedReceiveQueue *srq;
+    };
+    enum class Event { None, Established, Closed };
+
+    // Takes no ownership of fd (the connection's TcpLink owns it). `held`:
+    // bytes already read past the MPA handshake. `hold`: transmit nothing
+    // until Release (the initiator, until CompleteConnect).
+    TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, uint32_t mss, std::vector<uint8_t> held,
+            bool hold);
+    ~TcpPath() override;
+
+    // Posting. Arguments and local SGEs are checked by the caller.
+    // `copy`: the data is inline (the caller may reuse its buffers at once).
+    void Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy);
+    void Write(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t raddr, uint32_t stag, ULONG flags, bool copy);
+    void Read(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, uint64_t raddr, uint32_t stag, ULONG flags);
+    // A request done at post time (Bind, Invalidate, or one refused locally).
+    void Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
+    void Receive(const PostedReceive &r, bool valid);
+    size_t initiator_count();
+    size_t receive_count();
+
+    // Reads, writes and completes what it can. `wait`: take the lock even if
+    // the application holds it (the progress thread); else give up at once.
+    Event Progress(bool wait);
+    void Release();  // CompleteConnect: the RTR and data may go
+    bool established();
+    bool closed();
+    // Ends the stream from this side: everything completes ND_CANCELED;
+    // `terminate` tells the peer with a Terminate.
+    void Abort(bool terminate);
+    // Disconnect: writes what is already framed (bounded wait), then FIN.
+    void Shutdown(int timeout_ms);
+
+    // iwarp::Placement
+    iwarp::TaggedCheck CheckTagged(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access) override;
+    void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access access) override;
+    bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override;
+
+private:
+    struct InitiatorOp {
+        InitiatorOp(ND2_REQUEST_TYPE t, void *c, ULONG f, bool d, HRESULT s, uint64_t i)
+            : type(t), context(c), flags(f), done(d), status(s), id(i) {}
+        ND2_REQUEST_TYPE type;
+        void *context;
+        ULONG flags;
+        bool done;
+        HRESULT status;
+        uint64_t id;                // engine id (0: local)
+        uint32_t sink = 0;          // Reads: the sink STag in sinks_
+        std::shared_ptr<std::vector<uint8_t>> copy;  // inline data the engine gathers from
+    };
+    struct Fenced {  // a request waiting for earlier Reads (READ_FENCE), and all after it
+        uint64_t id;
+        std::function<bool(uint64_t)> post;
+    };
+    struct RecvOp {
+        void *context;
+        bool valid;
+    };
+
+    // Queues a request in order and hands it to the engine (`post`), now or
+    // once the Reads before it completed (READ_FENCE).
+    void Submit(InitiatorOp op, std::function<bool(uint64_t)> post);
+    bool ReadOutstandingLocked(uint64_t before_id) const;
+    void ReleaseFencedLocked();
+    void CancelLocked(uint64_t id);
+    void EmitLocked();
+    void PumpLocked();  // requires mu_: socket in, engine, socket out, completions
+    void ReadSocketLocked();
+    void WriteSocketLocked();
+    void CompleteLocked();
+    void FeedHeldLocked();
+    bool PostSrqReceiveLocked();  // true if one was posted
+    void FailLocked(bool terminate);
+
+    const Env env_;
+    const int fd_;
+    std::mutex mu_;
+    iwarp::Engine engine_;
+    std::vector<uint8_t> held_;  // read, not yet consumed (the engine stalled)
+    size_t held_at_ = 0;
+    std::vector<uint8_t> rx_buf_;
+    std::vector<uint8_t> out_;
+    size_t out_at_ = 0;
+    bool eof_ = false, closed_ = false, hold_ = false;
+    uint64_t stalled_since_ms_ = 0;
+    uint64_t next_id_ = 1;
+    std::deque<InitiatorOp> ops_;
+    std::deque<Fenced> fenced_;
+    std::deque<RecvOp> recvs_;
+    // Read sinks: our own STags for Read Responses (Access::LocalWrite),
+    // kept apart from the memory-region tokens the peer may name.
+    uint32_t next_sink_ = 1;
+    std::map<uint32_t, std::vector<ND2_SGE>> sinks_;
+};
+
+}  // namespace soft

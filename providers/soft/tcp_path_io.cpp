@@ -1,0 +1,170 @@
+// TcpPath: the socket side. Bytes in go to the engine until the socket
+// would block or the engine stalls (a Send with no receive posted: the rest
+// waits in held_); framed bytes out go to the socket until it would block
+// (the edge-triggered watch reports when it drains).
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "queue_pair.h"
+#include "soft_limits.h"
+#include "srq.h"
+#include "tcp_path.h"
+
+namespace soft {
+
+uint64_t NowMs();
+
+namespace {
+constexpr size_t kPullBudget = 256 * 1024;
+}
+
+TcpPath::Event TcpPath::Progress(bool wait) {
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    if (wait)
+        lock.lock();
+    else if (!lock.try_lock())
+        return Event::None;  // someone else is at it
+    bool was_established = engine_.established();
+    PumpLocked();
+    if (closed_) return Event::Closed;
+    return !was_established && engine_.established() ? Event::Established : Event::None;
+}
+
+void TcpPath::PumpLocked() {
+    for (int round = 0; round < 64; ++round) {
+        FeedHeldLocked();
+        if (!engine_.stalled() && !eof_) ReadSocketLocked();
+        bool again = false;
+        if (engine_.stalled()) {
+            if (env_.srq) {
+                again = PostSrqReceiveLocked();  // none: the Send waits for one (R048)
+            } else {
+                // COMPAT: a Send nobody receives fails at its sender
+                // (ND_IO_TIMEOUT) after a few seconds and the connection ends.
+                uint64_t now = NowMs();
+                if (stalled_since_ms_ == 0) stalled_since_ms_ = now;
+                if (now - stalled_since_ms_ > kSendTimeoutMs) engine_.FailStalled();
+            }
+        } else {
+            stalled_since_ms_ = 0;
+        }
+        WriteSocketLocked();
+        CompleteLocked();
+        if (!again) break;
+    }
+    if (eof_ && !closed_) {
+        closed_ = true;
+        engine_.Abort(false);  // the peer is gone: everything completes ND_CANCELED
+        CompleteLocked();
+    }
+}
+
+void TcpPath::FeedHeldLocked() {
+    if (engine_.stalled() && engine_.Resume() == iwarp::RxStatus::Stalled) return;
+    while (held_at_ < held_.size() && !engine_.failed()) {
+        auto r = engine_.Receive(std::span<const uint8_t>(held_).subspan(held_at_));
+        held_at_ += r.consumed;
+        if (r.status != iwarp::RxStatus::Ok) break;
+    }
+    if (held_at_ >= held_.size() || engine_.failed()) {
+        held_.clear();
+        held_at_ = 0;
+    }
+}
+
+void TcpPath::ReadSocketLocked() {
+    for (;;) {
+        ssize_t n = recv(fd_, rx_buf_.data(), rx_buf_.size(), MSG_DONTWAIT);
+        if (n == 0) {
+            eof_ = true;
+            return;
+        }
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) eof_ = true;  // reset, timed out: the same to us
+            return;
+        }
+        auto got = std::span<const uint8_t>(rx_buf_.data(), static_cast<size_t>(n));
+        auto r = engine_.Receive(got);  // after a failure it discards (we still read, to see EOF)
+        if (r.status == iwarp::RxStatus::Stalled) {
+            held_.assign(got.begin() + static_cast<ptrdiff_t>(r.consumed), got.end());
+            held_at_ = 0;
+            return;
+        }
+        if (static_cast<size_t>(n) < rx_buf_.size()) return;  // drained (the next edge says when to look again)
+    }
+}
+
+void TcpPath::WriteSocketLocked() {
+    for (;;) {
+        if (out_at_ >= out_.size()) {
+            out_.clear();
+            out_at_ = 0;
+            if (!engine_.WantsToSend() || engine_.Pull(&out_, kPullBudget) == 0) return;
+        }
+        ssize_t n = send(fd_, out_.data() + out_at_, out_.size() - out_at_, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                eof_ = true;  // the connection broke
+                out_.clear();
+                out_at_ = 0;
+            }
+            return;
+        }
+        out_at_ += static_cast<size_t>(n);
+    }
+}
+
+bool TcpPath::PostSrqReceiveLocked() {
+    PostedReceive r;
+    if (!env_.srq->Take(&r)) return false;
+    std::vector<iwarp::MutableBuffer> sgl;
+    for (uint32_t i = 0; i < r.nsge; ++i)
+        sgl.push_back({static_cast<uint8_t *>(r.sge[i].Buffer), r.sge[i].BufferLength});
+    if (!engine_.PostReceive(next_id_++, sgl)) {
+        ND2_RESULT res{ND_CANCELED, 0, env_.qp_context, r.context, Nd2RequestTypeReceive};
+        env_.rcq->Push(res);
+        return false;
+    }
+    recvs_.push_back({r.context, true});
+    return true;
+}
+
+void TcpPath::Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_ = false;
+    engine_.HoldTransmit(false);
+    PumpLocked();
+}
+
+bool TcpPath::established() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return engine_.established();
+}
+
+bool TcpPath::closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return closed_;
+}
+
+void TcpPath::Abort(bool terminate) {
+    std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(terminate && !closed_);
+}
+
+void TcpPath::Shutdown(int timeout_ms) {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t until = NowMs() + static_cast<uint64_t>(timeout_ms);
+    WriteSocketLocked();
+    while (!eof_ && out_at_ < out_.size() && NowMs() < until) {
+        pollfd p{fd_, POLLOUT, 0};
+        poll(&p, 1, 50);
+        WriteSocketLocked();
+    }
+    shutdown(fd_, SHUT_WR);
+}
+
+}  // namespace soft
