@@ -119,7 +119,9 @@ void Connector::HandleClosedLocked() {
         qp_->Close();
         StopWatchingLocked();
         state_ = State::Closed;
-        requests_.Complete(accept_ov_, ND_CONNECTION_ABORTED);
+        // Over TCP the initiator turns our reply down by closing before its
+        // RTR (it released its connector before CompleteConnect): COMPAT.
+        requests_.Complete(accept_ov_, conn_->tcp ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
         return;
     case State::Replied:
     case State::Connected: PeerGoneLocked(); return;

@@ -22,3 +22,12 @@ inline int LogLevel() {
             std::fputc('\n', stderr);                                \
         }                                                            \
     } while (0)
+
+// Debug detail (OPENND_LOG=4): why a connection ended, and the like.
+#define OPENND_SOFT_DEBUG(...)                                       \
+    do {                                                             \
+        if (::soft::LogLevel() >= 4) {                               \
+            std::fprintf(stderr, "opennd: ndsoft: " __VA_ARGS__);    \
+            std::fputc('\n', stderr);                                \
+        }                                                            \
+    } while (0)

@@ -11,6 +11,7 @@ void QueuePair::AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotia
                           std::vector<uint8_t> after, bool hold) {
     TcpPath::Env env{engine_.get(), id_, context_, rcq_.get(), icq_.get(), srq_};
     int fd = conn->tcp->fd;
+    conn->tcp->abortive_close = true;
     uint32_t mss = conn->tcp->Mss();
     std::deque<PostedReceive> early;
     {

@@ -16,7 +16,12 @@ namespace soft {
 namespace kit = opennd::kit;
 
 TcpLink::~TcpLink() {
-    if (fd >= 0) close(fd);
+    if (fd < 0) return;
+    if (abortive_close) {
+        linger l{1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    }
+    close(fd);
 }
 
 bool TcpLink::Flush() {
@@ -93,6 +98,10 @@ void TcpTune(int fd) {
 
 HRESULT TcpConnect(int fd, const kit::IpAddress &dest) {
     TcpTune(fd);
+    // So that a refused or rejected attempt can bind the port again while
+    // this socket winds down (RebindPort).
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (connect(fd, dest.sa(), dest.length()) == 0) return ND_SUCCESS;
     return ConnectError(errno);
 }
@@ -111,8 +120,8 @@ HRESULT TcpConnectResult(int fd) {
 
 iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit) {
     iwarp::MpaConfig c;
-    c.ird = static_cast<uint16_t>(std::clamp<uint32_t>(inbound_limit, 1, kMaxReadLimit));
-    c.ord = static_cast<uint16_t>(std::clamp<uint32_t>(outbound_limit, 1, kMaxReadLimit));
+    c.ird = static_cast<uint16_t>(std::min(inbound_limit, kMaxReadLimit));
+    c.ord = static_cast<uint16_t>(std::min(outbound_limit, kMaxReadLimit));
     return c;
 }
 

@@ -19,6 +19,10 @@ namespace soft {
 struct TcpLink {
     int fd = -1;
     bool connected = false;                  // the TCP connection is up
+    // Past the handshake, the socket closes with a reset: ND has flushed
+    // whatever was not confirmed, and a TIME_WAIT would keep the ND port
+    // (a listener's, a connector's) from being bound again for a minute.
+    bool abortive_close = false;
     std::unique_ptr<iwarp::Initiator> initiator;
     std::unique_ptr<iwarp::Responder> responder;
     std::vector<uint8_t> out;                // handshake bytes not yet sent
@@ -52,8 +56,9 @@ int RebindPort(const opennd::kit::IpAddress &local);
 // Prepares an established socket: non-blocking, TCP_NODELAY.
 void TcpTune(int fd);
 
-// The MPA parameters for an ND connection: IRD/ORD from ND's read limits,
-// at least 1 each (the provider's completion fences are zero-length Reads).
+// The MPA parameters for an ND connection: IRD/ORD are ND's read limits.
+// (With an outbound limit of 0 there are no fence Reads: Sends and Writes
+// then complete when handed to TCP, as on iWARP hardware.)
 iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit);
 
 }  // namespace soft

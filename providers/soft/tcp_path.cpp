@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "core_log.h"
 #include "engine.h"
 #include "memory_objects.h"
 #include "queue_pair.h"
@@ -184,6 +185,15 @@ void TcpPath::EmitLocked() {
 }
 
 void TcpPath::CompleteLocked() {
+    if (engine_.failed() && !logged_end_) {
+        logged_end_ = true;
+        const iwarp::Fault &f = engine_.local_fault();
+        if (const auto &t = engine_.remote_terminate())
+            OPENND_SOFT_DEBUG("iWARP stream ended by the peer's Terminate (layer %d, type %d, code 0x%02x)",
+                              static_cast<int>(t->code.layer), t->code.etype, t->code.ecode);
+        else
+            OPENND_SOFT_DEBUG("iWARP stream ended here: %s", iwarp::ErrcName(f.errc));
+    }
     bool fail = false;
     for (iwarp::Completion c; engine_.PollCompletion(&c);) {
         HRESULT status = NdStatus(c.status);
@@ -209,6 +219,7 @@ void TcpPath::CompleteLocked() {
             op.sink = 0;
             break;
         }
+        EmitLocked();  // before the receives a failure flushes after it
     }
     ReleaseFencedLocked();
     EmitLocked();

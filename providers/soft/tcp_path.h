@@ -113,6 +113,7 @@ private:
     void EmitLocked();
     void PumpLocked();  // requires mu_: socket in, engine, socket out, completions
     void ReadSocketLocked();
+    void CheckHangupLocked();
     void WriteSocketLocked();
     void CompleteLocked();
     void FeedHeldLocked();
@@ -128,7 +129,7 @@ private:
     std::vector<uint8_t> rx_buf_;
     std::vector<uint8_t> out_;
     size_t out_at_ = 0;
-    bool eof_ = false, closed_ = false, hold_ = false;
+    bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     uint64_t stalled_since_ms_ = 0;
     uint64_t next_id_ = 1;
     std::deque<InitiatorOp> ops_;

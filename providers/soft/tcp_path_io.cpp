@@ -35,7 +35,10 @@ TcpPath::Event TcpPath::Progress(bool wait) {
 void TcpPath::PumpLocked() {
     for (int round = 0; round < 64; ++round) {
         FeedHeldLocked();
-        if (!engine_.stalled() && !eof_) ReadSocketLocked();
+        if (!engine_.stalled() && !eof_)
+            ReadSocketLocked();
+        else if (!eof_)
+            CheckHangupLocked();  // not reading: a peer that died must still be noticed
         bool again = false;
         if (engine_.stalled()) {
             if (env_.srq) {
@@ -95,6 +98,11 @@ void TcpPath::ReadSocketLocked() {
         }
         if (static_cast<size_t>(n) < rx_buf_.size()) return;  // drained (the next edge says when to look again)
     }
+}
+
+void TcpPath::CheckHangupLocked() {
+    pollfd p{fd_, POLLRDHUP, 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) eof_ = true;
 }
 
 void TcpPath::WriteSocketLocked() {

@@ -129,3 +129,44 @@ TEST(EngineConfirm, AbortFlushesUnconfirmedOperationsExactlyOnce) {
 }
 
 }  // namespace
+
+namespace {
+using namespace iwarp;
+using namespace iwarp_test;
+
+TEST(EngineConfirm, ReadOfARefusedSourceFailsWithAnAccessErrorAfterConfirmedSends) {
+    EngineOptions o;
+    o.confirm_by_read = true;
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), o);
+    p.pa.Add(9, 0, 64, false, false);
+    Bytes buf(64);
+    MutableBuffer rb{buf.data(), buf.size()};
+    ASSERT_TRUE(p.b.PostReceive(50, std::span(&rb, 1)));
+    Bytes src = Pattern(16);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostSend(1, std::span(&b, 1)));
+    p.Pump();
+    ASSERT_TRUE(p.a.PostRead(2, 9, 0, 64, 77, 0));  // no STag 77 at the target
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].status, OpStatus::Success);
+    EXPECT_EQ(done[1].id, 2u);
+    EXPECT_EQ(done[1].status, OpStatus::RemoteAccessError);
+}
+
+}  // namespace
+
+namespace {
+TEST(EngineConfirm, FirstReadOfARefusedSourceFailsWithAnAccessError) {
+    iwarp::EngineOptions o;
+    o.confirm_by_read = true;
+    iwarp_test::Pair p(iwarp_test::Plain(iwarp::Role::Initiator), iwarp_test::Plain(iwarp::Role::Responder), o);
+    p.pa.Add(9, 0, 64, false, false);
+    ASSERT_TRUE(p.a.PostRead(2, 9, 0, 64, 0, 0x1000));  // STag 0: nothing there
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, iwarp::OpStatus::RemoteAccessError);
+}
+}  // namespace
