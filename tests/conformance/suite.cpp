@@ -47,7 +47,7 @@ std::string Pair::Connect(Node &node, const IpAddress &address, Msg serve, const
     Msg r = peer.Call(Msg("listen"));
     if (!r.ok()) return "peer listen: " + r.error();
     port = static_cast<uint16_t>(r.U64("port"));
-    dest = WithPort(address, port);
+    dest = WithPort(PeerIp(address), port);
     HRESULT hr = rcq.Create(node.adapter.get(), node.file, cq_depth);
     if (FAILED(hr)) return "CreateCompletionQueue: " + StatusName(hr);
     if (split_cq && FAILED(hr = icq.Create(node.adapter.get(), node.file, cq_depth)))

@@ -36,6 +36,10 @@ void PrintHelp() {
         "  --address IP        a local address the provider serves; repeat for several.\n"
         "                      Connection cases run once per address. Default: 127.0.0.1\n"
         "                      and ::1 (those the provider serves)\n"
+        "  --peer-netns NAME   run the peer process in network namespace NAME (ip netns;\n"
+        "                      needs root), as if on another host\n"
+        "  --peer-address IP   the peer's address there, one per family of --address;\n"
+        "                      the cases connect to it instead of to their own address\n"
         "\n"
         "What to run and report:\n"
         "  --filter PATTERN    GoogleTest filter over case names (Group.Case[/param]),\n"
@@ -99,6 +103,7 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
         } else if (name == "--peer") {
             o->peer = true;
         } else if (name == "--provider" || name == "--library" || name == "--guid" || name == "--address" ||
+                   name == "--peer-netns" || name == "--peer-address" ||
                    name == "--filter" || name == "--junit" || name == "--timeout" || name == "--case-timeout" ||
                    name == "--progress-fd" || name == "--control-fd") {
             if (!value(&v) || v.empty()) return name + " needs a value";
@@ -106,6 +111,8 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
             if (name == "--library") o->library = v;
             if (name == "--guid") o->guid = v;
             if (name == "--address") o->addresses.push_back(v);
+            if (name == "--peer-netns") o->peer_netns = v;
+            if (name == "--peer-address") o->peer_addresses.push_back(v);
             if (name == "--filter") o->filter = v;
             if (name == "--junit") o->junit = v;
             if (name == "--timeout" && !ParseUnsigned(v.c_str(), &o->timeout_s)) return "bad --timeout: " + v;
@@ -120,10 +127,13 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
     if (!o->provider.empty() && !o->library.empty()) return "--provider and --library are exclusive";
     if (!o->library.empty() && o->guid.empty()) return "--library needs --guid";
     if (o->library.empty() && !o->guid.empty()) return "--guid goes with --library";
-    for (const auto &a : o->addresses) {
-        opennd::kit::IpAddress ip;
-        if (!opennd::kit::ParseAddress(a, &ip)) return "not an IP address: " + a;
-    }
+    for (const auto &list : {o->addresses, o->peer_addresses})
+        for (const auto &a : list) {
+            opennd::kit::IpAddress ip;
+            if (!opennd::kit::ParseAddress(a, &ip)) return "not an IP address: " + a;
+        }
+    if (o->peer_netns.empty() != o->peer_addresses.empty())
+        return "--peer-netns and --peer-address go together";
     return "";
 }
 
@@ -132,6 +142,8 @@ std::vector<std::string> ProviderArguments(const Options &o) {
     if (!o.provider.empty()) args.insert(args.end(), {"--provider", o.provider});
     if (!o.library.empty()) args.insert(args.end(), {"--library", o.library, "--guid", o.guid});
     for (const auto &a : o.addresses) args.insert(args.end(), {"--address", a});
+    if (!o.peer_netns.empty()) args.insert(args.end(), {"--peer-netns", o.peer_netns});
+    for (const auto &a : o.peer_addresses) args.insert(args.end(), {"--peer-address", a});
     args.insert(args.end(), {"--timeout", std::to_string(o.timeout_s)});
     return args;
 }

@@ -17,6 +17,9 @@ struct Options {
     std::string library;
     std::string guid;
     std::vector<std::string> addresses;
+    // where the peer runs: another network namespace, on its own addresses
+    std::string peer_netns;
+    std::vector<std::string> peer_addresses;
     // run
     std::string filter;
     std::string junit;

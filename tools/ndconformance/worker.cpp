@@ -134,8 +134,17 @@ int RunWorker(const Options &given, int argc, char **argv) {
         return 3;
     }
     ndc::SetTestAddresses(addresses);
+    if (!o.peer_netns.empty()) {
+        std::string why = ndc::SetPeerNamespace(o.peer_netns, o.peer_addresses);
+        if (!why.empty()) {
+            std::fprintf(stderr, "ndconformance: %s\n", why.c_str());
+            return 3;
+        }
+    }
     Options peer = o;
     peer.addresses.clear();
+    peer.peer_netns.clear();
+    peer.peer_addresses.clear();
     std::vector<std::string> peer_args{"ndconformance", "--peer"};
     for (auto &a : ProviderArguments(peer)) peer_args.push_back(a);
     ndc::SetPeerArguments(peer_args);

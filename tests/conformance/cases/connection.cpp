@@ -38,7 +38,7 @@ TEST_P(Connection, PortZeroGivesUniquePortsR111R144) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     Conn c[2];
@@ -77,7 +77,7 @@ TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
     Peer &peer = p.peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     ASSERT_ND(ND_SUCCESS, p.rcq.Create(node.adapter.get(), node.file, 64));
     ASSERT_ND(ND_SUCCESS, p.conn.Create(node, p.rcq, p.rcq));
     ASSERT_TRUE(peer.Post(Msg("getreq")));
@@ -138,7 +138,7 @@ TEST_P(Connection, NullPrivateDataBufferR116) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     for (const void *bad : {static_cast<const void *>(nullptr)}) {
@@ -183,7 +183,7 @@ TEST_P(Connection, PassiveRejectR128) {
     ASSERT_TRUE(peer.Post(Msg("getreq")));
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -211,7 +211,7 @@ TEST_P(Connection, ActiveRejectR128) {
     ASSERT_TRUE(peer.Post(Msg("getreq")));
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -239,7 +239,7 @@ TEST_P(Connection, AcceptCompletesAfterCompleteConnectR127) {
     ASSERT_TRUE(peer.Post(Msg("getreq")));
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -269,7 +269,7 @@ TEST_P(Connection, RefusedThenRetriedR118R119) {
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     Conn c;
     ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    IpAddress dest = WithPort(addr, port);
+    IpAddress dest = WithPort(PeerIp(addr), port);  // where the peer will listen
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
     Ov ov;
@@ -308,7 +308,7 @@ TEST_P(Connection, QueuePairReusableAfterFailedConnectR119) {
     PEER_OK(l, peer.Call(Msg("listen")));
     ASSERT_TRUE(peer.Post(Msg("serve").Set("recvs", 1).Set("recvsize", 64)));
     ASSERT_ND(ND_SUCCESS, c.NewConnector());
-    EXPECT_ND(ND_SUCCESS, c.Connect(WithPort(addr, static_cast<uint16_t>(l.U64("port")))));
+    EXPECT_ND(ND_SUCCESS, c.Connect(WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")))));
     PEER_OK(s, peer.Wait());
     Mem m(64);
     ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
@@ -327,7 +327,7 @@ TEST_P(Connection, ConnectedQueuePairCannotConnectAgainR117R141) {
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c2->Bind(local.sa(), local.length()));
     PEER_OK(l2, p.peer.Call(Msg("listen").Set("name", "l2")));
-    IpAddress dest2 = WithPort(addr, static_cast<uint16_t>(l2.U64("port")));
+    IpAddress dest2 = WithPort(PeerIp(addr), static_cast<uint16_t>(l2.U64("port")));
     Ov ov;
     EXPECT_ND(ND_CONNECTION_ACTIVE,
               Finish(c2.get(), &ov, c2->Connect(p.conn.qp.get(), dest2.sa(), dest2.length(), 8, 8, nullptr, 0, &ov)));
@@ -352,7 +352,7 @@ TEST_P(Connection, ActiveCancelsDuringConnectR126R143) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     for (bool use_reject : {false, true}) {
@@ -383,7 +383,7 @@ TEST_P(Connection, ActiveReleasesDuringConnectR143) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     Conn c;
@@ -448,7 +448,7 @@ TEST_P(Connection, SlowClientsAreNotTimedOutR121R151) {
     ASSERT_TRUE(peer.Post(Msg("getreq")));
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -470,7 +470,7 @@ TEST_P(Connection, SimultaneousConnectsBetweenTwoProcesses) {
     PEER_OK(pl, peer.Call(Msg("listen")));
     Listener mine;
     ASSERT_EQ(mine.Start(node, WithPort(addr, 0)), "");
-    IpAddress to_peer = WithPort(addr, static_cast<uint16_t>(pl.U64("port")));
+    IpAddress to_peer = WithPort(PeerIp(addr), static_cast<uint16_t>(pl.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 1024));
     struct Round {
@@ -540,7 +540,7 @@ TEST_P(Connection, RepeatedConnectAndDisconnect) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
     Mem m(64);
@@ -588,7 +588,7 @@ TEST_P(Connection, ReleaseBeforeCompleteConnectRefusesTheAccept) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     Conn c;
@@ -620,7 +620,7 @@ TEST_P(Connection, UnmappedPrivateDataBufferR116) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     for (const void *bad : {static_cast<const void *>(hole)}) {

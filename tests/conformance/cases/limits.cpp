@@ -416,7 +416,7 @@ TEST_F(Limits, PrivateDataAtLimitAndOnePastR115R125) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     Conn c;
@@ -483,7 +483,7 @@ TEST_F(Limits, ReadLimitsNegotiatedAndClampedR120) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
     struct Case {
@@ -544,7 +544,7 @@ TEST_F(Limits, ConcurrentReadsAtLimitAndOnePast) {
     ASSERT_ND(ND_SUCCESS, p.rcq.Create(node.adapter.get(), node.file, 256));
     ASSERT_ND(ND_SUCCESS, p.conn.Create(node, p.rcq, p.rcq));
     ASSERT_TRUE(peer.Post(serve));
-    ASSERT_ND(ND_SUCCESS, p.conn.Connect(WithPort(addr, static_cast<uint16_t>(l.U64("port"))), nullptr, 0, kLimit,
+    ASSERT_ND(ND_SUCCESS, p.conn.Connect(WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port"))), nullptr, 0, kLimit,
                                          kLimit));
     PEER_OK(s, peer.Wait());
     ULONG in = 0, out = 0;

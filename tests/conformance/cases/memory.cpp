@@ -98,7 +98,7 @@ TEST_F(MemoryRegion, OneBufferSeveralRegionsSeveralQueuePairsR071R074) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
     Conn c[2];
@@ -258,7 +258,7 @@ TEST_F(MemoryWindow, RebindThroughAnotherQueuePairAfterInvalidateR078) {
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
     PEER_OK(reg, peer.Call(Msg("reg").Set("name", "buf").Set("size", 8192)));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
     Conn c[2];

@@ -175,7 +175,7 @@ TEST_F(Overlapped, AcceptedCallsPendThenCompleteExactlyOnceR023) {
     ASSERT_ND(ND_SUCCESS, a.Create(node, cq, cq));
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, a.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(lr.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(lr.U64("port")));
     Ov ov_conn;
     hr = a.connector->Connect(a.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov_conn);
     EXPECT_ND(ND_PENDING, hr) << "Connect";

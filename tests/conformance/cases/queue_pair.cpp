@@ -20,7 +20,7 @@ TEST_P(QueuePair, CompletionsCarryContextOnTheRightCqR047R064) {
         Peer peer;
         ASSERT_EQ(peer.Start(addr), "");
         PEER_OK(l, peer.Call(Msg("listen")));
-        IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+        IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
         Cq rcq, icq;
         ASSERT_ND(ND_SUCCESS, rcq.Create(node.adapter.get(), node.file, 256));
         ASSERT_ND(ND_SUCCESS, icq.Create(node.adapter.get(), node.file, 256));
@@ -391,7 +391,7 @@ TEST_P(QueuePair, FlushCancelsOnlyThisQueuePairR102) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
     Conn c[2];

@@ -17,7 +17,7 @@ TEST_F(Scale, ThousandConnectionsOnOneAdapter) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     ASSERT_TRUE(peer.Post(Msg("serve")
                               .Set("n", kConnections)
                               .Set("window", kWindow)
@@ -147,7 +147,7 @@ TEST_F(Scale, ManyThreadsEachPostingToItsOwnQueuePair) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(addr, static_cast<uint16_t>(l.U64("port")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     ASSERT_TRUE(peer.Post(Msg("serve").Set("n", kThreads).Set("recvs", 64).Set("recvsize", 64).Set("rdepth", 64)));
     struct Worker {
         Cq cq;

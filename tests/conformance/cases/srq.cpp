@@ -41,7 +41,7 @@ struct SrqSetup {
         for (int i = 0; i < n; ++i) {
             qps.push_back(std::make_unique<Conn>());
             if (FAILED(hr = qps.back()->Create(node, cq, cq, s))) return "CreateQueuePairWithSrq: " + StatusName(hr);
-            if (FAILED(hr = qps.back()->Connect(WithPort(addr, static_cast<uint16_t>(l.U64("port"))))))
+            if (FAILED(hr = qps.back()->Connect(WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port"))))))
                 return "Connect: " + StatusName(hr);
         }
         Msg r = peer.Wait();

@@ -2,6 +2,7 @@
 #include "support/peer.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,9 +14,30 @@ namespace ndc {
 
 namespace {
 std::vector<std::string> g_peer_args;
+std::string g_netns;                   // the peer's network namespace ("": ours)
+std::vector<IpAddress> g_peer_ips;     // its addresses there, one per family
 }
 
 void SetPeerArguments(const std::vector<std::string> &args) { g_peer_args = args; }
+
+std::string SetPeerNamespace(const std::string &name, const std::vector<std::string> &addresses) {
+    std::string path = "/var/run/netns/" + name;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "no network namespace " + name + " (" + path + ")";
+    close(fd);
+    g_netns = name;
+    g_peer_ips.clear();
+    for (const auto &a : addresses) g_peer_ips.push_back(ParseIp(a));
+    return "";
+}
+
+bool PeerElsewhere() { return !g_netns.empty(); }
+
+IpAddress PeerIp(const IpAddress &ours) {
+    for (const IpAddress &p : g_peer_ips)
+        if (p.family() == ours.family()) return p;
+    return ours;
+}
 
 Peer::~Peer() { Stop(); }
 
@@ -28,22 +50,34 @@ std::string Peer::Start(const IpAddress &address) {
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    int ns = -1;
+    if (!g_netns.empty()) {
+        ns = open(("/var/run/netns/" + g_netns).c_str(), O_RDONLY | O_CLOEXEC);
+        if (ns < 0) {
+            close(sv[0]);
+            close(sv[1]);
+            return "cannot open network namespace " + g_netns;
+        }
+    }
     pid_t pid = fork();
     if (pid < 0) {
         close(sv[0]);
         close(sv[1]);
+        if (ns >= 0) close(ns);
         return "fork failed";
     }
     if (pid == 0) {
         // Only async-signal-safe calls between fork and exec.
+        if (ns >= 0 && setns(ns, CLONE_NEWNET) != 0) _exit(126);  // "as if on another host"
         fcntl(sv[1], F_SETFD, 0);
         execv("/proc/self/exe", argv.data());
         _exit(127);
     }
     close(sv[1]);
+    if (ns >= 0) close(ns);
     pid_ = pid;
     ch_.Attach(sv[0]);
-    Msg r = Call(Msg("open").Set("addr", IpText(address)));
+    Msg r = Call(Msg("open").Set("addr", IpText(PeerIp(address))));
     if (!r.ok()) return "peer could not start: " + r.error();
     return "";
 }

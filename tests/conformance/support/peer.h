@@ -58,4 +58,13 @@ int RunPeer(int control_fd);
 // and the provider options). Set by main.
 void SetPeerArguments(const std::vector<std::string> &args);
 
+// Peers run in network namespace `name` (as on another host), on these
+// addresses (one per family). "" or why not.
+std::string SetPeerNamespace(const std::string &name, const std::vector<std::string> &addresses);
+// The address of a peer started for `ours`: `ours` itself, or in namespace
+// mode the peer's address of that family. Cases connect to the peer there.
+IpAddress PeerIp(const IpAddress &ours);
+// True when peers run in another network namespace (--peer-netns).
+bool PeerElsewhere();
+
 }  // namespace ndc

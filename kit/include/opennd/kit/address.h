@@ -62,6 +62,13 @@ inline bool IsWildcard(const sockaddr *a) {
     return false;
 }
 
+inline bool IsLoopback(const sockaddr *a) {
+    if (a->sa_family == AF_INET)
+        return (ntohl(reinterpret_cast<const sockaddr_in *>(a)->sin_addr.s_addr) >> 24) == 127;
+    if (a->sa_family == AF_INET6) return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6 *>(a)->sin6_addr);
+    return false;
+}
+
 inline uint16_t Port(const sockaddr *a) {
     if (a->sa_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in *>(a)->sin_port);
     if (a->sa_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6 *>(a)->sin6_port);
