@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -202,6 +203,11 @@ int CmRecv(int fd, CmMessage *m, int *fds, int *nfds) {
         m->peer_address_len > sizeof m->peer_address)
         return drop();
     return 1;
+}
+
+void SetPrivateData(CmMessage *m, std::span<const uint8_t> data) {
+    m->private_len = static_cast<uint32_t>(std::min<size_t>(data.size(), kMaxPrivateData));
+    if (m->private_len) std::memcpy(m->private_data, data.data(), m->private_len);
 }
 
 }  // namespace soft

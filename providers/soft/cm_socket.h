@@ -5,6 +5,7 @@
 // TCP agree on what is in use; port 0 picks from 49152-65535).
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "ndspi.h"
@@ -35,5 +36,7 @@ CmMessage NewCmMessage(CmType type);
 // Copies an application's private data into a CM message; false (nothing
 // copied) if the buffer is not readable for `len` bytes (R116).
 bool CopyPrivateData(CmMessage *m, const void *data, ULONG len);
+// Private data that came over the wire (MPA), truncated to the message's room.
+void SetPrivateData(CmMessage *m, std::span<const uint8_t> data);
 
 }  // namespace soft

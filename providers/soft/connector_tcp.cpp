@@ -15,15 +15,6 @@
 
 namespace soft {
 namespace kit = opennd::kit;
-namespace {
-
-void SetPrivateData(CmMessage *m, std::span<const uint8_t> pd) {
-    m->private_len = static_cast<uint32_t>(std::min<size_t>(pd.size(), kMaxPrivateData));
-    std::memcpy(m->private_data, pd.data(), m->private_len);
-}
-
-}  // namespace
-
 HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, ULONG inbound, ULONG outbound,
                                     const VOID *private_data, ULONG private_size, OVERLAPPED *ov) {
     CmMessage m = NewCmMessage(CmType::Request);

@@ -56,9 +56,7 @@ void Listener::ReadTcpRequestLocked(int fd) {
     }
     const iwarp::MpaFrame &request = link->responder->request();
     CmMessage m = NewCmMessage(CmType::Request);
-    auto pd = link->responder->peer_private_data();
-    m.private_len = static_cast<uint32_t>(std::min<size_t>(pd.size(), kMaxPrivateData));
-    std::memcpy(m.private_data, pd.data(), m.private_len);
+    SetPrivateData(&m, link->responder->peer_private_data());
     // The initiator's IRD is what it will serve (our outbound), its ORD what it will issue.
     m.inbound_read_limit = request.enhanced ? std::min<uint32_t>(request.ird, kMaxReadLimit) : kMaxReadLimit;
     m.outbound_read_limit = request.enhanced ? std::min<uint32_t>(request.ord, kMaxReadLimit) : kMaxReadLimit;
