@@ -273,8 +273,7 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
     // RDMA Write: in address order, the last byte last (targets spin on it).
     auto *dst = reinterpret_cast<uint8_t *>(to);
     if (len > 1) std::memcpy(dst, data, len - 1);
-    std::atomic_thread_fence(std::memory_order_release);
-    reinterpret_cast<volatile uint8_t *>(dst)[len - 1] = data[len - 1];
+    std::atomic_ref<uint8_t>(dst[len - 1]).store(data[len - 1], std::memory_order_release);
 }
 
 bool TcpPath::FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) {

@@ -66,20 +66,23 @@ int Reap(pid_t pid) {
     return 255;
 }
 
-// (address, data path): with cross-memory attach, or copying through the
-// rings as when it is not permitted (OPENND_SOFT_CMA=0).
-class TwoProcess : public ::testing::TestWithParam<std::tuple<const char *, bool>> {
+// (address, data path): shared memory with cross-memory attach, copying
+// through the rings as when it is not permitted (OPENND_SOFT_CMA=0), or
+// iWARP over TCP (OPENND_SOFT_TRANSPORT=tcp). The child inherits the choice.
+enum class Path { CrossMemoryAttach, CopyThroughRing, Tcp };
+
+class TwoProcess : public ::testing::TestWithParam<std::tuple<const char *, Path>> {
 protected:
     void SetUp() override {
-        if (std::get<1>(GetParam()))
-            unsetenv("OPENND_SOFT_CMA");
-        else
-            setenv("OPENND_SOFT_CMA", "0", 1);
+        Path p = std::get<1>(GetParam());
+        if (p == Path::CopyThroughRing) setenv("OPENND_SOFT_CMA", "0", 1);
+        if (p == Path::Tcp) setenv("OPENND_SOFT_TRANSPORT", "tcp", 1);
         ASSERT_EQ(NdStartup(), S_OK);
     }
     void TearDown() override {
         NdCleanup();
         unsetenv("OPENND_SOFT_CMA");
+        unsetenv("OPENND_SOFT_TRANSPORT");
     }
 };
 
@@ -273,11 +276,16 @@ TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
     unsetenv("OPENND_SOFT_ARMED_POLL_MS");
 }
 
+std::string ParamName(const ::testing::TestParamInfo<TwoProcess::ParamType> &info) {
+    static const char *const kPaths[] = {"_CrossMemoryAttach", "_CopyThroughRing", "_Tcp"};
+    return std::string(std::get<0>(info.param)[0] == ':' ? "IPv6" : "IPv4") +
+           kPaths[static_cast<int>(std::get<1>(info.param))];
+}
+
 INSTANTIATE_TEST_SUITE_P(AddressesAndPaths, TwoProcess,
-                         ::testing::Combine(::testing::Values("127.0.0.1", "::1"), ::testing::Bool()),
-                         [](const auto &info) {
-                             return std::string(std::get<0>(info.param)[0] == ':' ? "IPv6" : "IPv4") +
-                                    (std::get<1>(info.param) ? "_CrossMemoryAttach" : "_CopyThroughRing");
-                         });
+                         ::testing::Combine(::testing::Values("127.0.0.1", "::1"),
+                                            ::testing::Values(Path::CrossMemoryAttach, Path::CopyThroughRing,
+                                                              Path::Tcp)),
+                         ParamName);
 
 }  // namespace

@@ -32,6 +32,7 @@ struct Endpoint {
     IND2QueuePair *qp = nullptr;
     IND2Connector *connector = nullptr;
     IND2Listener *listener = nullptr;
+    bool owns_file = true;
     std::string error;
 
     ~Endpoint() {
@@ -40,7 +41,7 @@ struct Endpoint {
         if (qp) qp->Release();
         if (cq) cq->Release();
         if (adapter) adapter->Release();
-        if (file) CloseHandle(file);
+        if (file && owns_file) CloseHandle(file);
     }
     bool Fail(const std::string &what, HRESULT hr) {
         error = what + ": " + Status(hr);
@@ -52,7 +53,22 @@ struct Endpoint {
         HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter));
         if (FAILED(hr)) return Fail("NdOpenAdapter", hr);
         if (FAILED(hr = adapter->CreateOverlappedFile(&file))) return Fail("CreateOverlappedFile", hr);
-        hr = adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, depth * 2, 0, 0,
+        return CreateObjects(depth, sges, inline_size);
+    }
+    // Another connection on the same adapter (and overlapped file) as
+    // `parent`, with its own CQ and QP: a listener hands requests only to
+    // connectors of its own adapter.
+    bool OpenOn(const Endpoint &parent, ULONG depth = 64, ULONG sges = 4, ULONG inline_size = 0) {
+        adapter = parent.adapter;
+        adapter->AddRef();
+        file = parent.file;
+        owns_file = false;
+        listener = parent.listener;
+        if (listener) listener->AddRef();
+        return CreateObjects(depth, sges, inline_size);
+    }
+    bool CreateObjects(ULONG depth, ULONG sges, ULONG inline_size) {
+        HRESULT hr = adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, depth * 2, 0, 0,
                                             reinterpret_cast<void **>(&cq));
         if (FAILED(hr)) return Fail("CreateCompletionQueue", hr);
         hr = adapter->CreateQueuePair(IID_IND2QueuePair, cq, cq, this, depth, depth, sges, sges, inline_size,
