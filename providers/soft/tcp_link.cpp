@@ -89,11 +89,26 @@ int RebindPort(const kit::IpAddress &local) {
     return fd;
 }
 
+uint32_t TcpTimeoutMs() {
+    const char *s = getenv("OPENND_SOFT_TCP_TIMEOUT_MS");  // read each time: tests set it per case
+    long v = s && *s ? std::atol(s) : 15000;
+    return static_cast<uint32_t>(std::clamp<long>(v, 100, 3600 * 1000));
+}
+
 void TcpTune(int fd) {
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    unsigned timeout = TcpTimeoutMs();
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout, sizeof timeout);
+    // Keepalive finds a half-open connection (the peer's host went away
+    // while we had nothing to send): probes after a third of the timeout.
+    int idle = std::max(1, static_cast<int>(timeout / 3000)), interval = idle, count = 2;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
 HRESULT TcpConnect(int fd, const kit::IpAddress &dest) {

@@ -53,7 +53,12 @@ HRESULT TcpConnectResult(int fd);
 // A socket that connected may linger in TIME_WAIT: SO_REUSEADDR on this one
 // only (an application's own Bind of the port still conflicts with it).
 int RebindPort(const opennd::kit::IpAddress &local);
-// Prepares an established socket: non-blocking, TCP_NODELAY.
+// How long a peer may leave our data unacknowledged, or a connection idle
+// without answering keepalives, before the connection counts as broken
+// (network cut, host gone): OPENND_SOFT_TCP_TIMEOUT_MS, default 15000.
+uint32_t TcpTimeoutMs();
+// Prepares an established socket: non-blocking, TCP_NODELAY, and the
+// timeouts above (TCP_USER_TIMEOUT, keepalive), so nothing waits forever.
 void TcpTune(int fd);
 
 // The MPA parameters for an ND connection: IRD/ORD are ND's read limits.

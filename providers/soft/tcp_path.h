@@ -114,6 +114,7 @@ private:
     void PumpLocked();  // requires mu_: socket in, engine, socket out, completions
     void ReadSocketLocked();
     void CheckHangupLocked();
+    void CheckSilenceLocked();
     void WriteSocketLocked();
     void CompleteLocked();
     void FeedHeldLocked();
@@ -131,6 +132,7 @@ private:
     size_t out_at_ = 0;
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     uint64_t stalled_since_ms_ = 0;
+    uint64_t silent_since_ms_ = 0;  // waiting for the peer, and not a byte from it since
     uint64_t next_id_ = 1;
     std::deque<InitiatorOp> ops_;
     std::deque<Fenced> fenced_;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "core_log.h"
 #include "queue_pair.h"
 #include "soft_limits.h"
 #include "srq.h"
@@ -54,6 +55,7 @@ void TcpPath::PumpLocked() {
             stalled_since_ms_ = 0;
         }
         WriteSocketLocked();
+        CheckSilenceLocked();
         CompleteLocked();
         if (!again) break;
     }
@@ -89,6 +91,7 @@ void TcpPath::ReadSocketLocked() {
             if (errno != EAGAIN && errno != EWOULDBLOCK) eof_ = true;  // reset, timed out: the same to us
             return;
         }
+        if (silent_since_ms_ != 0) silent_since_ms_ = NowMs();  // it answers
         auto got = std::span<const uint8_t>(rx_buf_.data(), static_cast<size_t>(n));
         auto r = engine_.Receive(got);  // after a failure it discards (we still read, to see EOF)
         if (r.status == iwarp::RxStatus::Stalled) {
@@ -97,6 +100,26 @@ void TcpPath::ReadSocketLocked() {
             return;
         }
         if (static_cast<size_t>(n) < rx_buf_.size()) return;  // drained (the next edge says when to look again)
+    }
+}
+
+// A peer whose kernel still acknowledges but whose provider no longer
+// answers (a stopped process, a wedged host): our fence Reads go
+// unanswered. After the TCP timeout with requests waiting for the peer and
+// not a byte from it, the connection is over (ND_CANCELED, bounded).
+void TcpPath::CheckSilenceLocked() {
+    bool waiting = engine_.unconfirmed() > 0 || engine_.outstanding_reads() > 0 || out_at_ < out_.size();
+    if (!waiting || engine_.failed() || eof_) {
+        silent_since_ms_ = 0;
+        return;
+    }
+    uint64_t now = NowMs();
+    if (silent_since_ms_ == 0) silent_since_ms_ = now;
+    if (now - silent_since_ms_ > TcpTimeoutMs()) {
+        OPENND_SOFT_LOG("the peer has not answered for %u ms: ending the connection", TcpTimeoutMs());
+        engine_.Abort(true);
+        eof_ = true;
+        shutdown(fd_, SHUT_RDWR);  // the watch sees it: the connector reports the disconnect
     }
 }
 
