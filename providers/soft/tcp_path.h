@@ -18,6 +18,7 @@
 // had no receive for ND_IO_TIMEOUT.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -124,6 +125,8 @@ private:
     const Env env_;
     const int fd_;
     std::mutex mu_;
+    std::atomic<uint64_t> app_poll_ns_{0};  // when the application last polled
+    std::atomic<bool> closed_flag_{false};  // closed_, readable without mu_
     iwarp::Engine engine_;
     std::vector<uint8_t> held_;  // read, not yet consumed (the engine stalled)
     size_t held_at_ = 0;

@@ -21,15 +21,32 @@ namespace {
 constexpr size_t kPullBudget = 256 * 1024;
 }
 
+namespace {
+uint64_t NowNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+// An application that polled this recently is polling: the progress thread
+// leaves the socket to it rather than fight it for the lock (2 cores).
+constexpr uint64_t kBusyPollNs = 200 * 1000;
+}  // namespace
+
 TcpPath::Event TcpPath::Progress(bool wait) {
+    uint64_t now = NowNs();
+    if (!wait) app_poll_ns_.store(now, std::memory_order_relaxed);
+    else if (now - app_poll_ns_.load(std::memory_order_relaxed) < kBusyPollNs) wait = false;
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     if (wait)
         lock.lock();
     else if (!lock.try_lock())
-        return Event::None;  // someone else is at it
+        return closed_flag_.load(std::memory_order_relaxed) ? Event::Closed : Event::None;  // someone else is at it
     bool was_established = engine_.established();
     PumpLocked();
-    if (closed_) return Event::Closed;
+    if (closed_) {
+        closed_flag_.store(true, std::memory_order_relaxed);
+        return Event::Closed;
+    }
     return !was_established && engine_.established() ? Event::Established : Event::None;
 }
 
