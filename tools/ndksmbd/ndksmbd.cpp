@@ -5,7 +5,8 @@
 //       file to it, checks the server's checksum, reads it back by RDMA and
 //       compares every byte; prints size, times and the result.
 //   ndksmbd server [-a ADDR] [-p PORT] [-d DIR] [--port-fd FD]
-//   ndksmbd client -c ADDR -p PORT -f FILE [--name NAME] [--inline]
+//   ndksmbd client [-l LOCAL] -c ADDR -p PORT -f FILE [--name NAME] [--inline]
+//       (-l: the local address whose adapter to use; default the server's)
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,7 +32,7 @@ int Usage() {
     std::fprintf(stderr,
                  "usage: ndksmbd local [--size BYTES] [--inline] [--keep]\n"
                  "       ndksmbd server [-a ADDR] [-p PORT] [-d DIR] [--port-fd FD]\n"
-                 "       ndksmbd client -c ADDR -p PORT -f FILE [--name NAME] [--inline]\n");
+                 "       ndksmbd client [-l LOCAL] -c ADDR -p PORT -f FILE [--name NAME] [--inline]\n");
     return 2;
 }
 
