@@ -77,8 +77,11 @@ bool RawPeer::Pump(std::chrono::milliseconds timeout) {
 bool RawPeer::Receive(std::vector<uint8_t> *message, std::chrono::milliseconds timeout) {
     auto deadline = Clock::now() + timeout;
     while (received_.empty() && !ended && Clock::now() < deadline) {
-        if (side_->disconnected.Count()) ended = true;
-        Pump(std::chrono::milliseconds(50));
+        // A disconnect ends the wait only once the CQ holds nothing more: a
+        // message that arrived before it is still there to be reaped.
+        bool gone = side_->disconnected.Count() > 0;
+        bool got = Pump(std::chrono::milliseconds(50));
+        if (gone && !got) ended = true;
     }
     if (received_.empty()) return false;
     *message = std::move(received_.front());
