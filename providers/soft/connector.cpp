@@ -116,7 +116,11 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
         state_ = State::Bound;
     }
     if (!qp->Reserve()) return ND_CONNECTION_ACTIVE;
-    if (tcp) return ConnectTcpLocked(qp, dest, inbound_limit, outbound_limit, private_data, private_size, ov);
+    if (tcp) {
+        HRESULT r = ConnectTcpLocked(qp, dest, inbound_limit, outbound_limit, private_data, private_size, ov);
+        if (conn_ && conn_->tcp) conn_->tcp->hold_ms = MpaHoldMs(IsLocalAddress(dest));
+        return r;
+    }
     HRESULT hr = ND_SUCCESS;
     int cm = CmConnect(dest, &hr);
     if (cm < 0) {

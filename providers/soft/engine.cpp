@@ -172,7 +172,13 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
             const char *s = getenv("OPENND_SOFT_ARMED_POLL_MS");
             return s && *s ? std::max(1, std::atoi(s)) : 200;
         }();
-        int n = epoll_wait(loop->epoll_fd, events, 16, armed ? armed_ms : 1000);
+        int timeout = armed ? armed_ms : 1000;
+        {
+            std::shared_ptr<Engine> e = weak.lock();
+            if (e && e->timers_.load() > 0) timeout = std::min(timeout, 10);
+        }  // (may run ~Engine, as above)
+        if (loop->stop.load()) return;
+        int n = epoll_wait(loop->epoll_fd, events, 16, timeout);
         if (n < 0 && errno != EINTR) return;
         if (loop->stop.load()) return;
         std::shared_ptr<Engine> e = weak.lock();

@@ -71,6 +71,13 @@ public:
     void RemovePollable(Pollable *p);
     // Wakes the progress thread to look again (a Notify was armed).
     void Kick();
+    // While any timer is registered the progress thread passes every few
+    // milliseconds (a hold that must end on time).
+    void AddTimer() {
+        timers_.fetch_add(1);
+        Kick();
+    }
+    void RemoveTimer() { timers_.fetch_sub(1); }
     // True while the progress thread is polling for an armed Notify: a QP
     // that connects now must ask its peer for wake-ups at once.
     bool armed() const { return armed_.load(std::memory_order_seq_cst); }
@@ -100,6 +107,7 @@ private:
     std::unordered_map<int, Watched *> watched_;
     std::vector<Pollable *> pollables_;
     std::atomic<bool> armed_{false};
+    std::atomic<int> timers_{0};
     std::thread thread_;
 };
 

@@ -95,6 +95,12 @@ uint32_t TcpTimeoutMs() {
     return static_cast<uint32_t>(std::clamp<long>(v, 100, 3600 * 1000));
 }
 
+uint32_t MpaHoldMs(bool dest_is_local) {
+    const char *s = getenv("OPENND_SOFT_MPA_HOLD_MS");
+    if (s && *s) return static_cast<uint32_t>(std::clamp<long>(std::atol(s), 0, 10000));
+    return dest_is_local ? 0 : 300;
+}
+
 void TcpTune(int fd) {
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);

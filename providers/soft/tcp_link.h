@@ -23,6 +23,9 @@ struct TcpLink {
     // whatever was not confirmed, and a TIME_WAIT would keep the ND port
     // (a listener's, a connector's) from being bound again for a minute.
     bool abortive_close = false;
+    // Initiator: how long after the MPA reply nothing may be sent (Linux 6.1
+    // siw as a server misses data that arrives within ~0.3 s of its reply).
+    uint32_t hold_ms = 0;
     std::unique_ptr<iwarp::Initiator> initiator;
     std::unique_ptr<iwarp::Responder> responder;
     std::vector<uint8_t> out;                // handshake bytes not yet sent
@@ -57,6 +60,9 @@ int RebindPort(const opennd::kit::IpAddress &local);
 // without answering keepalives, before the connection counts as broken
 // (network cut, host gone): OPENND_SOFT_TCP_TIMEOUT_MS, default 15000.
 uint32_t TcpTimeoutMs();
+// The initiator's hold after the MPA reply: OPENND_SOFT_MPA_HOLD_MS, default
+// 300 ms for a peer on another host (it may be Linux siw), 0 on this host.
+uint32_t MpaHoldMs(bool dest_is_local);
 // Prepares an established socket: non-blocking, TCP_NODELAY, and the
 // timeouts above (TCP_USER_TIMEOUT, keepalive), so nothing waits forever.
 void TcpTune(int fd);

@@ -13,6 +13,8 @@
 #include "srq.h"
 
 namespace soft {
+
+uint64_t NowMs();
 namespace {
 
 HRESULT NdStatus(iwarp::OpStatus s) {
@@ -40,13 +42,19 @@ iwarp::EngineOptions OptionsFor(uint32_t mss) {
 }  // namespace
 
 TcpPath::TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, uint32_t mss,
-                 std::vector<uint8_t> held, bool hold)
+                 std::vector<uint8_t> held, bool hold, uint32_t hold_ms)
     : env_(env), fd_(fd), engine_(negotiated, *this, OptionsFor(mss)), held_(std::move(held)), rx_buf_(256 * 1024),
       hold_(hold) {
-    engine_.HoldTransmit(hold);
+    engine_.HoldTransmit(hold || hold_ms > 0);
+    if (hold_ms > 0) {
+        hold_until_ms_ = NowMs() + hold_ms;
+        env_.engine->AddTimer();  // passes often enough to end the hold on time
+    }
 }
 
-TcpPath::~TcpPath() = default;
+TcpPath::~TcpPath() {
+    if (hold_until_ms_) env_.engine->RemoveTimer();
+}
 
 size_t TcpPath::initiator_count() {
     std::lock_guard<std::mutex> lock(mu_);

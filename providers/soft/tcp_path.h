@@ -52,7 +52,7 @@ public:
     // bytes already read past the MPA handshake. `hold`: transmit nothing
     // until Release (the initiator, until CompleteConnect).
     TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, uint32_t mss, std::vector<uint8_t> held,
-            bool hold);
+            bool hold, uint32_t hold_ms = 0);
     ~TcpPath() override;
 
     // Posting. Arguments and local SGEs are checked by the caller.
@@ -135,7 +135,9 @@ private:
     size_t out_at_ = 0;
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     uint64_t stalled_since_ms_ = 0;
-    uint64_t silent_since_ms_ = 0;  // waiting for the peer, and not a byte from it since
+    uint64_t silent_since_ms_ = 0;
+    uint64_t hold_until_ms_ = 0;  // transmit nothing before this (the siw 6.1 window); 0: no timer
+    void ReleaseHoldLocked();  // waiting for the peer, and not a byte from it since
     uint64_t next_id_ = 1;
     std::deque<InitiatorOp> ops_;
     std::deque<Fenced> fenced_;

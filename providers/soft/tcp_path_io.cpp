@@ -50,7 +50,18 @@ TcpPath::Event TcpPath::Progress(bool wait) {
     return !was_established && engine_.established() ? Event::Established : Event::None;
 }
 
+void TcpPath::ReleaseHoldLocked() {
+    if (hold_ || engine_.failed()) return;  // CompleteConnect not yet
+    if (hold_until_ms_) {
+        if (NowMs() < hold_until_ms_) return;
+        hold_until_ms_ = 0;
+        env_.engine->RemoveTimer();
+    }
+    if (engine_.transmit_held()) engine_.HoldTransmit(false);
+}
+
 void TcpPath::PumpLocked() {
+    ReleaseHoldLocked();
     for (int round = 0; round < 64; ++round) {
         FeedHeldLocked();
         if (!engine_.stalled() && !eof_)
@@ -184,8 +195,7 @@ bool TcpPath::PostSrqReceiveLocked() {
 void TcpPath::Release() {
     std::lock_guard<std::mutex> lock(mu_);
     hold_ = false;
-    engine_.HoldTransmit(false);
-    PumpLocked();
+    PumpLocked();  // releases the engine, unless the siw window is still open
 }
 
 bool TcpPath::established() {

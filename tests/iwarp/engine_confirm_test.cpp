@@ -170,3 +170,32 @@ TEST(EngineConfirm, FirstReadOfARefusedSourceFailsWithAnAccessError) {
     EXPECT_EQ(done[0].status, iwarp::OpStatus::RemoteAccessError);
 }
 }  // namespace
+
+namespace {
+// Linux 6.1 siw may answer a zero-length Read with stale bytes: a fence's
+// answer confirms all the same, and nothing is placed.
+TEST(EngineConfirm, FenceAnswerCarryingStrayBytesStillConfirms) {
+    iwarp::EngineOptions o;
+    o.confirm_by_read = true;
+    iwarp_test::Pair p(iwarp_test::Plain(iwarp::Role::Initiator), iwarp_test::Plain(iwarp::Role::Responder), o);
+    p.pb.Add(7, 0, 64, true, false);
+    iwarp_test::Bytes src = iwarp_test::Pattern(64);
+    iwarp::ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0));
+    iwarp_test::Bytes out;
+    p.a.Pull(&out, 1 << 20);  // the Write and the fence Read (sink STag 0)
+    ASSERT_EQ(p.a.outstanding_reads(), 1u);
+    // A Read Response to sink STag 0 carrying 16 bytes, as siw sends it.
+    iwarp_test::Bytes reply;
+    const size_t fpdu = iwarp::BeginFpdu(&reply, sizeof(iwarp::TaggedHeader) + 16);
+    iwarp::AppendTaggedHeader(&reply, iwarp::Opcode::ReadResponse, true, 0, 0);
+    reply.resize(reply.size() + 16, 0x5a);
+    iwarp::FinishFpdu(&reply, fpdu, false);
+    ASSERT_EQ(p.a.Receive(reply).status, iwarp::RxStatus::Ok);
+    EXPECT_FALSE(p.a.failed());
+    iwarp::Completion c;
+    ASSERT_TRUE(p.a.PollCompletion(&c));
+    EXPECT_EQ(c.status, iwarp::OpStatus::Success);
+    EXPECT_EQ(p.pa.Count('P'), 0u) << "nothing placed for a zero-length Read";
+}
+}  // namespace

@@ -65,6 +65,17 @@ void Engine::OnReadResponse(const Segment &s) {
     const auto len = static_cast<uint32_t>(s.payload.size());
     // Responses come in request order, each the next piece of its Read.
     if (s.stag != e.read.sink_stag) return FaultOn(Errc::TaggedInvalidStag, s);
+    if (e.internal && e.read.size == 0) {
+        // Our zero-length RTR or fence Read. Linux 6.1 siw, busy sending when
+        // it arrives, answers with the payload of an earlier request (it
+        // reuses that buffer): nothing is placed for a zero-length Read, so
+        // take the answer for what it means (the peer got this far) and drop
+        // the bytes instead of ending the connection.
+        if (!s.last) return;
+        ConfirmBelow(e.covers);
+        orq_.pop_front();
+        return;
+    }
     if (s.to != e.read.sink_to + e.received || len > e.read.size - e.received ||
         (s.last && e.received + len != e.read.size))
         return FaultOn(Errc::TaggedBaseBounds, s);
