@@ -183,13 +183,17 @@ void Endpoint::AcceptOne() {
         Debug("NotifyDisconnect returned %s", StatusName(hr).c_str());
 }
 
-void Endpoint::Connect(const kit::IpAddress &dest) {
+void Endpoint::Connect(const kit::IpAddress &dest, uint32_t pause_ms) {
     OVERLAPPED ov{};
     std::string where = kit::ToString(dest.sa(), true);
     // rping: responder_resources = initiator_depth = 1.
     HRESULT hr = Await(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 1, 1, nullptr, 0, &ov),
                        ("the connection to " + where).c_str());
     if (FAILED(hr)) throw Error("cannot connect to " + where + ": " + StatusName(hr));
+    if (pause_ms) {
+        Debug("pausing %u ms before CompleteConnect", pause_ms);
+        usleep(pause_ms * 1000);
+    }
     hr = Await(connector_, &ov, connector_->CompleteConnect(&ov), "CompleteConnect");
     if (FAILED(hr)) throw Error("CompleteConnect to " + where + " failed: " + StatusName(hr));
     connected_ = true;

@@ -54,8 +54,8 @@ public:
     uint16_t Listen(const opennd::kit::IpAddress &local, uint16_t port);
     // Server: waits (bounded) for one connection request and accepts it.
     void AcceptOne();
-    // Client.
-    void Connect(const opennd::kit::IpAddress &dest);
+    // Client. `pause_ms` between Connect's completion and CompleteConnect.
+    void Connect(const opennd::kit::IpAddress &dest, uint32_t pause_ms);
     std::string PeerName();
 
     // Sends one rping_rdma_info (waits first for the previous Send to finish:

@@ -30,6 +30,8 @@ void Usage(FILE *f) {
                  "  -V             validate the ping data (ndrping always does: accepted for rping's sake)\n"
                  "  -d             debug messages on stderr\n"
                  "  -T, --timeout sec  bound on every wait, connection included (default 30)\n"
+                 "  --connect-pause ms  client: wait this long between Connect and CompleteConnect\n"
+                 "                 (diagnosis: a peer that must not get data at once after it accepts)\n"
                  "  -h, --help     this text\n"
                  "Exit status 0 only if every ping's data verified; 1 on any failure; 2 on bad usage.\n",
                  kDefaultPort, kMinSize, kMaxSize, kDefaultSize);
@@ -47,6 +49,7 @@ bool ParseUnsigned(const char *text, unsigned long max, unsigned long *out) {
 // Throws std::invalid_argument with the message for the user.
 Options Parse(int argc, char **argv) {
     static const option longopts[] = {{"timeout", required_argument, nullptr, 'T'},
+                                      {"connect-pause", required_argument, nullptr, 'P'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     Options o;
@@ -79,6 +82,10 @@ Options Parse(int argc, char **argv) {
             o.timeout_ms = static_cast<uint64_t>(s * 1000);
             break;
         }
+        case 'P':
+            if (!ParseUnsigned(optarg, 60000, &v)) throw std::invalid_argument(std::string("bad pause: ") + optarg);
+            o.connect_pause_ms = static_cast<uint32_t>(v);
+            break;
         case 's': o.server = true; break;
         case 'c': o.client = true; break;
         case 'v': ++o.verbose; break;

@@ -20,6 +20,7 @@ struct Options {
     int verbose = 0;      // -v: print the ping data, as rping does
     bool debug = false;   // -d
     uint64_t timeout_ms = 30000;
+    uint32_t connect_pause_ms = 0;  // client: between Connect and CompleteConnect
 };
 
 // Both return the process exit status; failures throw Error.

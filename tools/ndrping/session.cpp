@@ -60,7 +60,7 @@ int RunClient(const Options &o) {
     Region start, sink;  // destroyed before the endpoint
     ep.Register(start, o.size, kRemoteAccess);
     ep.Register(sink, o.size, kRemoteAccess);
-    ep.Connect(dest);
+    ep.Connect(dest, o.connect_pause_ms);
     std::string peer = ep.PeerName();
     if (o.debug) std::fprintf(stderr, "ndrping: client connected to %s from %s\n", peer.c_str(), kit::ToString(local.sa()).c_str());
 
