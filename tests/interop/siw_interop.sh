@@ -11,8 +11,8 @@
 #
 # The VM gets a tap in network namespace $NETNS (192.168.100.2; this side
 # 192.168.100.1, reached with `ip netns exec`). One VM boot runs every
-# exchange; the two sides hand over through files in a shared directory.
-# Every wait is bounded. Needs root, /dev/net/tun and qemu (run-vm.sh
+# exchange (another boot if the VM crashes or hangs); the two sides hand over
+# through files in a shared directory. Every wait is bounded. Needs root, /dev/net/tun and qemu (run-vm.sh
 # installs its packages with --install-deps).
 #
 # usage: tests/interop/siw_interop.sh [BUILD_DIR] [options]
@@ -86,12 +86,12 @@ exchanges=()
 [ "$only" = b ] || exchanges+=("a-64 a 64 7174" "a-65535 a 65535 7175")
 [ "$only" = a ] || exchanges+=("b-64 b 64 7176" "b-65535 b 65535 7177")
 
-# The VM's half, run by busybox sh inside. Per exchange it reports its exit
-# status in /host/ID.vm-rc and its log in /host/ID.vm.log. rping can hang in
-# the kernel after a stalled siw connection, where even SIGKILL does not end
-# it: the VM then reports "hung" 5 s after the host side is done and moves
-# on (a new port per exchange), so one stuck exchange does not stop the rest.
-{
+# vm_script EXCHANGE...: the VM's half, run by busybox sh inside. Per exchange
+# it reports rping's exit status in /host/ID.vm-rc and its output in
+# /host/ID.vm.log. rping can hang in the kernel after a stalled siw
+# connection, where even SIGKILL does not end it: the VM then reports "hung"
+# 5 s after the host side is done and moves on (a new port per exchange).
+vm_script() {
   echo 'echo VM-READY'
   echo 'wait_file() { i=0; while [ ! -e "$1" ] && [ ! -e "$2" ] && [ $i -lt '$((handover * 10))' ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }'
   echo 'listening() { grep -q ":$(printf %04X $1) 00000000:0000 0A" /proc/net/tcp; }'
@@ -103,9 +103,9 @@ exchanges=()
   done
   if kill -0 $2 2>/dev/null; then kill -9 $2; echo hung > /host/$1.vm-rc; else wait $2; echo $? > /host/$1.vm-rc; fi
 }'
-  for x in "${exchanges[@]}"; do
-    set -- $x
-    id=$1 dir=$2 size=$3 port=$4
+  local x id dir size port
+  for x; do
+    read -r id dir size port <<<"$x"
     if [ "$dir" = a ]; then
       cat <<EOF
 echo "== $id: rping -s on siw0"
@@ -128,13 +128,7 @@ EOF
     fi
   done
   echo 'echo VM-DONE'
-} > "$work/vm.sh"
-
-vm_max=$((60 + ${#exchanges[@]} * (vm_timeout + 30)))
-log "booting the VM (net tap in namespace $netns; $vm_ip on siw0; this side $host_ip)"
-"$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$share" --timeout "$vm_max" "$work/vm.sh" \
-  > "$work/vm.console" 2>&1 &
-vm_pid=$!
+}
 
 wait_for() {  # wait_for FILE SECONDS: true once FILE exists; false on timeout or VM exit
   local i=0
@@ -144,27 +138,12 @@ wait_for() {  # wait_for FILE SECONDS: true once FILE exists; false on timeout o
     sleep 0.1; i=$((i + 1))
   done
 }
-i=0
-until grep -q VM-READY "$work/vm.console" 2>/dev/null; do
-  if ! kill -0 "$vm_pid" 2>/dev/null || [ $i -ge 1800 ]; then
-    vrc=0; kill -0 "$vm_pid" 2>/dev/null || { wait "$vm_pid"; vrc=$?; }
-    tail -n 20 "$work/vm.console"
-    [ "$vrc" = 126 ] && skip "run-vm.sh could not start the VM here (status 126)"
-    log "FAIL: the VM did not start (run-vm.sh status $vrc)"; exit 1
-  fi
-  sleep 0.1; i=$((i + 1))
-done
-log "VM up"
-if command -v tcpdump >/dev/null; then  # for the record (failures print from it)
-  ip netns exec "$netns" tcpdump -Z root -U -s 256 -i vmtap0 -w "$work/capture.pcap" tcp >/dev/null 2>&1 &
-  cap_pid=$!
-  sleep 1
-fi
-
 ns() { ip netns exec "$netns" "$@"; }
-for x in "${exchanges[@]}"; do
-  set -- $x
-  id=$1 dir=$2 size=$3 port=$4
+
+# host_side EXCHANGE: this side of one exchange, paced by the VM's files.
+host_side() {
+  local id dir size port sp j
+  read -r id dir size port <<<"$1"
   if [ "$dir" = a ]; then
     log "$id: rping -s on siw0 ($vm_ip:$port) <- ndrping -c, $count x $size B"
     if wait_for "$share/$id.vm-ready" "$handover"; then
@@ -188,22 +167,67 @@ for x in "${exchanges[@]}"; do
     wait $sp; echo $? > "$work/$id.host-rc"
   fi
   touch "$share/$id.host-done"
-  if ! wait_for "$share/$id.vm-rc" 30; then
-    log "$id: the VM side did not finish: giving up on the rest"
-    echo "no-answer" > "$share/$id.vm-rc"
-    break
+  wait_for "$share/$id.vm-rc" 30
+}
+
+# boot EXCHANGE...: one VM for these exchanges, in order. Returns when the
+# VM is gone; exchanges it did not reach have no host-rc file.
+boot() {
+  local n=$1 x i vrc; shift
+  vm_script "$@" > "$work/vm$n.sh"
+  log "boot $n: VM with siw0 on $vm_ip (tap in namespace $netns; this side $host_ip)"
+  "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$share" \
+    --timeout $((60 + $# * (vm_timeout + 30))) "$work/vm$n.sh" > "$work/vm$n.console" 2>&1 &
+  vm_pid=$!
+  i=0
+  until grep -q VM-READY "$work/vm$n.console" 2>/dev/null; do
+    if ! kill -0 "$vm_pid" 2>/dev/null || [ $i -ge 1800 ]; then
+      vrc=0; kill -0 "$vm_pid" 2>/dev/null || { wait "$vm_pid"; vrc=$?; }
+      vm_pid=
+      tail -n 20 "$work/vm$n.console"
+      [ "$vrc" = 126 ] && skip "run-vm.sh could not start the VM here (status 126)"
+      log "FAIL: the VM did not start (run-vm.sh status $vrc)"; exit 1
+    fi
+    sleep 0.1; i=$((i + 1))
+  done
+  if command -v tcpdump >/dev/null; then  # for the record (failures print from it)
+    ns tcpdump -Z root -U -s 256 -i vmtap0 -w "$work/capture$n.pcap" tcp >/dev/null 2>&1 &
+    cap_pid=$!
+    sleep 1
   fi
+  for x; do
+    host_side "$x" && continue
+    if kill -0 "$vm_pid" 2>/dev/null; then
+      log "${x%% *}: the VM side did not finish: ending this boot"
+      echo no-answer > "$share/${x%% *}.vm-rc"
+    else
+      echo vm-died > "$share/${x%% *}.vm-rc"
+    fi
+    break
+  done
+  kill "$cap_pid" 2>/dev/null; cap_pid=
+  for i in $(seq 300); do kill -0 "$vm_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$vm_pid" 2>/dev/null; then
+    log "the VM did not power off: stopping it"
+    kill "$vm_pid"; wait "$vm_pid" 2>/dev/null
+  else
+    wait "$vm_pid"; vrc=$?
+    log "VM exited with status $vrc"
+    grep -q 'Kernel panic\|BUG: ' "$work/vm$n.console" && log "the VM kernel crashed: see $work/vm$n.console"
+  fi
+  vm_pid=
+}
+
+# A VM that crashed or hung (seen: a NULL dereference in siw's receive path)
+# takes the rest of its list with it: boot again for what is left.
+todo=("${exchanges[@]}")
+for n in 1 2 3 4; do
+  [ ${#todo[@]} -gt 0 ] || break
+  boot $n "${todo[@]}"
+  left=()
+  for x in "${todo[@]}"; do [ -e "$work/${x%% *}.host-rc" ] || left+=("$x"); done
+  todo=("${left[@]}")
 done
-kill "$cap_pid" 2>/dev/null; cap_pid=
-# The VM powers off once its script ends; don't wait for a hung one.
-for j in $(seq 300); do kill -0 "$vm_pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$vm_pid" 2>/dev/null; then
-  log "the VM did not power off (a hung rping?): stopping it"
-  kill "$vm_pid"; wait "$vm_pid" 2>/dev/null
-else
-  wait "$vm_pid"; log "VM exited with status $?"
-fi
-vm_pid=
 
 # ------------------------------------------------------------ verdicts
 # a: ndrping -c verified every ping (what siw read from OpenND memory came
@@ -211,46 +235,49 @@ vm_pid=
 # b: ndrping -s verified every ping it read from siw memory, and rping -c
 #    (-V) verified every ping OpenND wrote, printing one line per ping
 #    (rping exits 0 on a disconnect too: the count is the check).
+count_lines() { local n; n=$(grep -c "$1" "$2" 2>/dev/null); echo "${n:-0}"; }
 fails=0
-printf '\n%-9s %-44s %-8s %s\n' exchange "host side / VM side" result detail
+printf '\n%-9s %-44s %-6s %s\n' exchange "host side / VM side" result "pings verified"
 for x in "${exchanges[@]}"; do
-  set -- $x
-  id=$1 dir=$2 size=$3
+  read -r id dir size port <<<"$x"
   hrc=$(cat "$work/$id.host-rc" 2>/dev/null || echo not-run)
   vrc=$(cat "$share/$id.vm-rc" 2>/dev/null || echo not-run)
   if [ "$dir" = a ]; then
-    vping=$(grep -c '^server ping data: rdma-ping-' "$share/$id.vm.log" 2>/dev/null)
-    hping=$(grep -c '^ping data: rdma-ping-' "$work/$id.host.log" 2>/dev/null)
+    vping=$(count_lines '^server ping data: rdma-ping-' "$share/$id.vm.log")
+    hping=$(count_lines '^ping data: rdma-ping-' "$work/$id.host.log")
     sides="ndrping -c rc=$hrc / rping -s rc=$vrc"
   else
-    vping=$(grep -c '^ping data: rdma-ping-' "$share/$id.vm.log" 2>/dev/null)
-    hping=$(grep -c '^server ping data: rdma-ping-' "$work/$id.host.log" 2>/dev/null)
+    vping=$(count_lines '^ping data: rdma-ping-' "$share/$id.vm.log")
+    hping=$(count_lines '^server ping data: rdma-ping-' "$work/$id.host.log")
     sides="ndrping -s rc=$hrc / rping -c rc=$vrc"
   fi
-  detail="pings verified: host $hping/$count, VM $vping/$count"
+  result=FAIL
   if [ "$hrc" = 0 ] && [ "$vrc" = 0 ] && [ "$hping" = "$count" ] && [ "$vping" = "$count" ]; then
-    printf '%-9s %-44s %-8s %s\n' "$id" "$sides" PASS "$detail"
+    result=PASS
   else
-    printf '%-9s %-44s %-8s %s\n' "$id" "$sides" FAIL "$detail"
-    fails=$((fails + 1))
-    echo "$id" >> "$work/failed"
+    fails=$((fails + 1)); echo "$x" >> "$work/failed"
   fi
+  printf '%-9s %-44s %-6s host %s/%s, VM %s/%s\n' "$id" "$sides" $result "$hping" "$count" "$vping" "$count"
 done
 
 if [ $fails -gt 0 ]; then
-  while read -r id; do
+  while read -r id dir size port; do
     [ -e "$work/$id.host-rc" ] || continue  # not run
-    echo; echo "---- $id: host side ($work/$id.host.log)"; tail -n 6 "$work/$id.host.log"
-    echo "---- $id: VM side"; tail -n 6 "$share/$id.vm.log" 2>/dev/null
-    port=$(printf '%s\n' "${exchanges[@]}" | awk -v id="$id" '$1 == id {print $4}')
-    if [ -s "$work/capture.pcap" ]; then
-      echo "---- $id: last packets with data on port $port (capture: $work/capture.pcap)"
-      tcpdump -r "$work/capture.pcap" -nn -tt -X "tcp port $port and tcp[tcpflags] & tcp-push != 0" 2>/dev/null |
+    echo; echo "---- $id: host side ($work/$id.host.log)"; tail -n 4 "$work/$id.host.log" | cut -c1-150
+    echo "---- $id: VM side"; tail -n 4 "$share/$id.vm.log" 2>/dev/null | cut -c1-150
+    for cap in "$work"/capture*.pcap; do
+      [ -s "$cap" ] || continue
+      tcpdump -r "$cap" -nn -tt "tcp port $port" 2>/dev/null | grep -q . || continue
+      echo "---- $id: the last packets with data on port $port ($cap)"
+      tcpdump -r "$cap" -nn -tt -X "tcp port $port and tcp[tcpflags] & tcp-push != 0" 2>/dev/null |
         awk '/^[0-9]/ {n++} {buf[n] = buf[n] $0 "\n"} END {for (i = (n > 6 ? n - 5 : 1); i <= n; i++) printf "%s", buf[i]}' |
-        cut -c1-80 | head -n 60
-    fi
+        cut -c1-80 | grep -v '^\s*0x00[0-2]0:' | head -n 48
+    done
   done < "$work/failed"
-  echo; echo "---- VM console (tail)"; grep -v '^\[' "$work/vm.console" | tail -n 15
+  for c in "$work"/vm*.console; do
+    echo; echo "---- $(basename "$c") (tail)"; grep -v '^\[' "$c" | tail -n 8
+    grep -m1 -A3 'BUG: \|Kernel panic' "$c" | cut -c1-120
+  done
   log "FAIL: $fails of ${#exchanges[@]} exchanges failed (logs kept in $work)"
   trap - EXIT; cleanup
   exit 1
