@@ -39,5 +39,25 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
   -R '^(Win32|Overlapped|CompletionQueue|Port|Event|Wait)|CrossMemoryAttach|_Tcp'
 
+# Interoperability with Linux soft-iWARP (siw) in a VM (tests/interop,
+# docs/interop.md): needs root, /dev/net/tun and the rdma-vm tool next to the
+# checkout; installs qemu & co. itself. ~1 minute once its cache is warm.
+runvm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
+if [ "${OPENND_SKIP_INTEROP:-0}" = 1 ]; then
+  step "interop with Linux siw: skipped (OPENND_SKIP_INTEROP=1)"
+elif [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ] || [ ! -x "$runvm" ]; then
+  step "interop with Linux siw: skipped (needs root, /dev/net/tun and $runvm)"
+else
+  step "interop with Linux siw in a VM (rping <-> ndrping)"
+  rc=0
+  RDMA_VM_RUN=$runvm timeout 2400 bash tests/interop/siw_interop.sh build || rc=$?
+  if [ $rc = 77 ]; then
+    echo "interop stage skipped: this machine cannot run the VM"
+  elif [ $rc != 0 ]; then
+    echo "interop stage failed (status $rc)"
+    exit 1
+  fi
+fi
+
 echo
 echo "all test stages passed"

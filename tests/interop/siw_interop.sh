@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# OpenND <-> Linux soft-iWARP (siw) interoperability: ndrping on this host
+# (the software provider's iWARP-over-TCP transport) against rdma-core's
+# rping on siw0 in a throw-away VM (../shared/tools/rdma-vm/run-vm.sh).
+#
+#   a) rping -s in the VM (siw is the one-sided initiator), ndrping -c here;
+#   b) ndrping -s here (OpenND is the one-sided initiator), rping -c in the VM;
+# each at rping's default size and at its maximum (65535 B: multi-segment
+# Writes and Read Responses). Together they cover Send, RDMA Write and RDMA
+# Read in both directions, every byte verified (see docs/interop.md).
+#
+# The VM gets a tap in network namespace $NETNS (192.168.100.2; this side
+# 192.168.100.1, reached with `ip netns exec`). One VM boot runs every
+# exchange (another boot if the VM crashes or hangs); the two sides hand over
+# through files in a shared directory. Every wait is bounded. Needs root, /dev/net/tun and qemu (run-vm.sh
+# installs its packages with --install-deps).
+#
+# usage: tests/interop/siw_interop.sh [BUILD_DIR] [options]
+#   BUILD_DIR            build tree with bin/ndrping and its provider catalog (default: build)
+#   --count N            pings per exchange (default 10)
+#   --only a|b           run only one direction
+#   --client-pause MS    ndrping -c waits MS between Connect and CompleteConnect (diagnosis)
+#   --keep               keep the work directory (logs, capture) even on success
+# environment: RDMA_VM_RUN (run-vm.sh), SIW_INTEROP_NETNS (default rdmavm)
+# Exit status: 0 every exchange verified; 1 a failure; 77 cannot run here.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=build count=10 only= pause=0 keep=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --count) count=$2; shift 2;;
+    --only) only=$2; shift 2;;
+    --client-pause) pause=$2; shift 2;;
+    --keep) keep=1; shift;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
+    -*) echo "siw_interop: unknown option $1" >&2; exit 2;;
+    *) build=$1; shift;;
+  esac
+done
+case $build in /*) ;; *) build=$root/$build;; esac
+runvm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
+netns=${SIW_INTEROP_NETNS:-rdmavm}
+ndrping=$build/bin/ndrping
+vm_ip=192.168.100.2 host_ip=192.168.100.1
+host_timeout=20         # ndrping -T: every wait on the host side
+vm_timeout=60           # rping in the VM runs under `timeout` (TCG is slow)
+handover=90             # waiting for the other side of an exchange
+start=$SECONDS
+
+log() { printf '[siw_interop %3ds] %s\n' $((SECONDS - start)) "$*"; }
+skip() { echo "siw_interop: SKIP: $*"; exit 77; }
+
+# ------------------------------------------------------------ preconditions
+[ "$(id -u)" = 0 ] || skip "needs root (network namespace, tap)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+[ -x "$runvm" ] || skip "no run-vm.sh at $runvm (set RDMA_VM_RUN)"
+[ -x "$ndrping" ] || { echo "siw_interop: no $ndrping (build first)"; exit 1; }
+command -v ip >/dev/null || skip "no ip (iproute2)"
+probe=siw-interop-probe-$$  # can we make a tap in a namespace here (containers)?
+if ! { ip netns add "$probe" && ip -n "$probe" tuntap add dev probe0 mode tap; } 2>/dev/null; then
+  ip netns del "$probe" 2>/dev/null; skip "cannot create a tap in a network namespace"
+fi
+ip netns del "$probe"
+
+log "preparing the VM (packages, siw.ko, initramfs; first run ~5 min, then cached)"
+timeout 1200 "$runvm" --install-deps >/dev/null 2>&1 || skip "run-vm.sh --install-deps failed"
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+if ! timeout 1200 "$runvm" --build-only > /tmp/siw_interop.build.log 2>&1; then
+  tail -n 5 /tmp/siw_interop.build.log; skip "run-vm.sh --build-only failed"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/siw_interop.XXXXXX")
+share=$work/share
+mkdir -p "$share"
+vm_pid= cap_pid=
+cleanup() {
+  [ -n "$cap_pid" ] && kill "$cap_pid" 2>/dev/null
+  [ -n "$vm_pid" ] && kill "$vm_pid" 2>/dev/null && wait "$vm_pid" 2>/dev/null
+  jobs -p | xargs -r kill 2>/dev/null
+}
+trap cleanup EXIT
+
+# ------------------------------------------------------------ the exchanges
+# id  direction  size  port
+exchanges=()
+[ "$only" = b ] || exchanges+=("a-64 a 64 7174" "a-65535 a 65535 7175")
+[ "$only" = a ] || exchanges+=("b-64 b 64 7176" "b-65535 b 65535 7177")
+
+# vm_script EXCHANGE...: the VM's half, run by busybox sh inside. Per exchange
+# it reports rping's exit status in /host/ID.vm-rc and its output in
+# /host/ID.vm.log. rping can hang in the kernel after a stalled siw
+# connection, where even SIGKILL does not end it: the VM then reports "hung"
+# 5 s after the host side is done and moves on (a new port per exchange).
+vm_script() {
+  echo 'echo VM-READY'
+  echo 'wait_file() { i=0; while [ ! -e "$1" ] && [ ! -e "$2" ] && [ $i -lt '$((handover * 10))' ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }'
+  echo 'listening() { grep -q ":$(printf %04X $1) 00000000:0000 0A" /proc/net/tcp; }'
+  echo 'finish() {  # finish ID PID: exit status of PID into /host/ID.vm-rc, bounded by the host side
+  j=0
+  while kill -0 $2 2>/dev/null; do
+    [ -e /host/$1.host-done ] && j=$((j+1)) && [ $j -gt 50 ] && break
+    sleep 0.1
+  done
+  if kill -0 $2 2>/dev/null; then kill -9 $2; echo hung > /host/$1.vm-rc; else wait $2; echo $? > /host/$1.vm-rc; fi
+}'
+  local x id dir size port
+  for x; do
+    read -r id dir size port <<<"$x"
+    if [ "$dir" = a ]; then
+      cat <<EOF
+echo "== $id: rping -s on siw0"
+timeout -k 5 $vm_timeout rping -s -a $vm_ip -p $port -C $count -S $size -v > /host/$id.vm.log 2>&1 &
+rp=\$!; i=0
+while ! listening $port && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
+if listening $port; then touch /host/$id.vm-ready; fi
+finish $id \$rp
+EOF
+    else
+      cat <<EOF
+echo "== $id: rping -c on siw0"
+if wait_file /host/$id.host-ready /host/$id.host-failed; then
+  timeout -k 5 $vm_timeout rping -c -a $host_ip -p $port -C $count -S $size -v -V > /host/$id.vm.log 2>&1 &
+  finish $id \$!
+else
+  echo "the host side did not start" > /host/$id.vm.log; echo 99 > /host/$id.vm-rc
+fi
+EOF
+    fi
+  done
+  echo 'echo VM-DONE'
+}
+
+wait_for() {  # wait_for FILE SECONDS: true once FILE exists; false on timeout or VM exit
+  local i=0
+  while [ ! -e "$1" ]; do
+    [ $i -ge $(($2 * 10)) ] && return 1
+    kill -0 "$vm_pid" 2>/dev/null || { sleep 0.5; [ -e "$1" ]; return; }
+    sleep 0.1; i=$((i + 1))
+  done
+}
+ns() { ip netns exec "$netns" "$@"; }
+
+# host_side EXCHANGE: this side of one exchange, paced by the VM's files.
+host_side() {
+  local id dir size port sp j
+  read -r id dir size port <<<"$1"
+  if [ "$dir" = a ]; then
+    log "$id: rping -s on siw0 ($vm_ip:$port) <- ndrping -c, $count x $size B"
+    if wait_for "$share/$id.vm-ready" "$handover"; then
+      ns "$ndrping" -c -a "$vm_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
+        --connect-pause "$pause" > "$work/$id.host.log" 2>&1
+      echo $? > "$work/$id.host-rc"
+    else
+      echo "rping -s did not start listening in the VM" > "$work/$id.host.log"; echo 99 > "$work/$id.host-rc"
+    fi
+  else
+    log "$id: ndrping -s ($host_ip:$port) <- rping -c on siw0, $count x $size B"
+    ns "$ndrping" -s -a "$host_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
+      > "$work/$id.host.log" 2>&1 &
+    sp=$!
+    j=0
+    while ! grep -q '^ndrping server: listening' "$work/$id.host.log" && kill -0 $sp 2>/dev/null && [ $j -lt 100 ]; do
+      sleep 0.1; j=$((j + 1))
+    done
+    if grep -q '^ndrping server: listening' "$work/$id.host.log"; then touch "$share/$id.host-ready"
+    else touch "$share/$id.host-failed"; fi
+    wait $sp; echo $? > "$work/$id.host-rc"
+  fi
+  touch "$share/$id.host-done"
+  wait_for "$share/$id.vm-rc" 30
+}
+
+# boot EXCHANGE...: one VM for these exchanges, in order. Returns when the
+# VM is gone; exchanges it did not reach have no host-rc file.
+boot() {
+  local n=$1 x i vrc; shift
+  vm_script "$@" > "$work/vm$n.sh"
+  log "boot $n: VM with siw0 on $vm_ip (tap in namespace $netns; this side $host_ip)"
+  "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$share" \
+    --timeout $((60 + $# * (vm_timeout + 30))) "$work/vm$n.sh" > "$work/vm$n.console" 2>&1 &
+  vm_pid=$!
+  i=0
+  until grep -q VM-READY "$work/vm$n.console" 2>/dev/null; do
+    if ! kill -0 "$vm_pid" 2>/dev/null || [ $i -ge 1800 ]; then
+      vrc=0; kill -0 "$vm_pid" 2>/dev/null || { wait "$vm_pid"; vrc=$?; }
+      vm_pid=
+      tail -n 20 "$work/vm$n.console"
+      [ "$vrc" = 126 ] && skip "run-vm.sh could not start the VM here (status 126)"
+      log "FAIL: the VM did not start (run-vm.sh status $vrc)"; exit 1
+    fi
+    sleep 0.1; i=$((i + 1))
+  done
+  if command -v tcpdump >/dev/null; then  # for the record (failures print from it)
+    ns tcpdump -Z root -U -s 256 -i vmtap0 -w "$work/capture$n.pcap" tcp >/dev/null 2>&1 &
+    cap_pid=$!
+    sleep 1
+  fi
+  local stop=0
+  for x; do
+    if host_side "$x"; then
+      [ "$(cat "$share/${x%% *}.vm-rc")" = hung ] || continue
+      # Seen: after one stuck connection siw in that VM accepts no more.
+      log "${x%% *}: rping is stuck in the VM's kernel: a fresh VM for the rest"
+      stop=1
+      break
+    fi
+    stop=1
+    if kill -0 "$vm_pid" 2>/dev/null; then
+      log "${x%% *}: the VM side did not finish: ending this boot"
+      echo no-answer > "$share/${x%% *}.vm-rc"
+    else
+      echo vm-died > "$share/${x%% *}.vm-rc"
+    fi
+    break
+  done
+  kill "$cap_pid" 2>/dev/null; cap_pid=
+  [ $stop = 1 ] || for i in $(seq 300); do kill -0 "$vm_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$vm_pid" 2>/dev/null; then
+    log "stopping the VM"
+    kill "$vm_pid"; wait "$vm_pid" 2>/dev/null
+  else
+    wait "$vm_pid"; vrc=$?
+    log "VM exited with status $vrc"
+    grep -q 'Kernel panic\|BUG: ' "$work/vm$n.console" && log "the VM kernel crashed: see $work/vm$n.console"
+  fi
+  vm_pid=
+}
+
+# A VM that crashed (seen: a NULL dereference in siw's receive path) or
+# whose siw got stuck takes the rest of its list with it: boot again for
+# what is left.
+todo=("${exchanges[@]}")
+for n in 1 2 3 4; do
+  [ ${#todo[@]} -gt 0 ] || break
+  boot $n "${todo[@]}"
+  left=()
+  for x in "${todo[@]}"; do [ -e "$work/${x%% *}.host-rc" ] || left+=("$x"); done
+  todo=("${left[@]}")
+done
+
+# ------------------------------------------------------------ verdicts
+# a: ndrping -c verified every ping (what siw read from OpenND memory came
+#    back through siw's Write intact) and rping -s served $count pings.
+# b: ndrping -s verified every ping it read from siw memory, and rping -c
+#    (-V) verified every ping OpenND wrote, printing one line per ping
+#    (rping exits 0 on a disconnect too: the count is the check).
+count_lines() { local n; n=$(grep -c "$1" "$2" 2>/dev/null); echo "${n:-0}"; }
+fails=0
+printf '\n%-9s %-44s %-6s %s\n' exchange "host side / VM side" result "pings verified"
+for x in "${exchanges[@]}"; do
+  read -r id dir size port <<<"$x"
+  hrc=$(cat "$work/$id.host-rc" 2>/dev/null || echo not-run)
+  vrc=$(cat "$share/$id.vm-rc" 2>/dev/null || echo not-run)
+  if [ "$dir" = a ]; then
+    vping=$(count_lines '^server ping data: rdma-ping-' "$share/$id.vm.log")
+    hping=$(count_lines '^ping data: rdma-ping-' "$work/$id.host.log")
+    sides="ndrping -c rc=$hrc / rping -s rc=$vrc"
+  else
+    vping=$(count_lines '^ping data: rdma-ping-' "$share/$id.vm.log")
+    hping=$(count_lines '^server ping data: rdma-ping-' "$work/$id.host.log")
+    sides="ndrping -s rc=$hrc / rping -c rc=$vrc"
+  fi
+  result=FAIL
+  if [ "$hrc" = 0 ] && [ "$vrc" = 0 ] && [ "$hping" = "$count" ] && [ "$vping" = "$count" ]; then
+    result=PASS
+  else
+    fails=$((fails + 1)); echo "$x" >> "$work/failed"
+  fi
+  printf '%-9s %-44s %-6s host %s/%s, VM %s/%s\n' "$id" "$sides" $result "$hping" "$count" "$vping" "$count"
+done
+
+if [ $fails -gt 0 ]; then
+  while read -r id dir size port; do
+    [ -e "$work/$id.host-rc" ] || continue  # not run
+    echo; echo "---- $id: host side ($work/$id.host.log)"; tail -n 4 "$work/$id.host.log" | cut -c1-150
+    echo "---- $id: VM side"; tail -n 4 "$share/$id.vm.log" 2>/dev/null | cut -c1-150
+    for cap in "$work"/capture*.pcap; do
+      [ -s "$cap" ] || continue
+      tcpdump -r "$cap" -nn -tt "tcp port $port" 2>/dev/null | grep -q . || continue
+      echo "---- $id: the last packets with data on port $port ($cap)"
+      tcpdump -r "$cap" -nn -tt -X "tcp port $port and tcp[tcpflags] & tcp-push != 0" 2>/dev/null |
+        awk '/^[0-9]/ {n++} {buf[n] = buf[n] $0 "\n"} END {for (i = (n > 6 ? n - 5 : 1); i <= n; i++) printf "%s", buf[i]}' |
+        cut -c1-80 | grep -v '^\s*0x00[0-2]0:' | head -n 48
+    done
+  done < "$work/failed"
+  for c in "$work"/vm*.console; do
+    echo; echo "---- $(basename "$c") (tail)"; grep -v '^\[' "$c" | tail -n 8
+    grep -m1 -A3 'BUG: \|Kernel panic' "$c" | cut -c1-120
+  done
+  log "FAIL: $fails of ${#exchanges[@]} exchanges failed (logs kept in $work)"
+  trap - EXIT; cleanup
+  exit 1
+fi
+cat <<EOF
+
+Verified both ways between OpenND (ndsoft over TCP) and Linux siw:
+  Send         OpenND -> siw and siw -> OpenND (every exchange)
+  RDMA Read    siw reads OpenND memory (a), OpenND reads siw memory (b)
+  RDMA Write   siw writes OpenND memory (a), OpenND writes siw memory (b)
+EOF
+log "PASS: ${#exchanges[@]} exchanges, $count pings each, every byte verified"
+[ "$keep" = 1 ] && log "logs in $work" || rm -rf "$work"
+exit 0

@@ -1,0 +1,358 @@
+#include "endpoint.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+namespace ndrping {
+namespace kit = opennd::kit;
+namespace {
+
+uint64_t NowMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+const char *TypeName(ND2_REQUEST_TYPE t) {
+    switch (t) {
+    case Nd2RequestTypeReceive: return "Receive";
+    case Nd2RequestTypeSend: return "Send";
+    case Nd2RequestTypeRead: return "RDMA Read";
+    case Nd2RequestTypeWrite: return "RDMA Write";
+    default: return "request";
+    }
+}
+
+// After the peer's disconnect, completions still queued are worth this long
+// a wait before the request is given up on.
+constexpr uint64_t kGraceAfterDisconnectMs = 2000;
+
+}  // namespace
+
+std::string StatusName(HRESULT hr) {
+    char buf[32];
+    std::string s = OpenNdStatusText(hr, buf, sizeof buf);
+    const char *m = OpenNdStatusMeaning(hr);
+    if (m && *m) s += std::string(" (") + m + ")";
+    return s;
+}
+
+void Region::Reset() {
+    if (!mr) return;
+    OVERLAPPED ov{};
+    if (mr->Deregister(&ov) == ND_PENDING) mr->GetOverlappedResult(&ov, TRUE);
+    mr->Release();
+    mr = nullptr;
+}
+
+Endpoint::~Endpoint() {
+    try {
+        Disconnect();
+    } catch (const std::exception &) {
+    }
+    if (watching_) {  // never leave disc_ov_ to a provider after we are gone
+        connector_->CancelOverlappedRequests();
+        connector_->GetOverlappedResult(&disc_ov_, TRUE);
+    }
+    if (connector_) connector_->Release();
+    if (listener_) listener_->Release();
+    if (qp_) qp_->Release();
+    recv_.Reset();  // deregistered before the CQ and adapter go
+    send_.Reset();
+    if (cq_) cq_->Release();
+    if (adapter_) adapter_->Release();
+    if (file_) CloseHandle(file_);
+}
+
+void Endpoint::Debug(const char *fmt, ...) {
+    if (!debug_) return;
+    va_list ap;
+    va_start(ap, fmt);
+    std::fputs("ndrping: ", stderr);
+    std::vfprintf(stderr, fmt, ap);
+    std::fputc('\n', stderr);
+    va_end(ap);
+}
+
+void Endpoint::Check(HRESULT hr, const std::string &what) {
+    if (FAILED(hr)) throw Error(what + " failed: " + StatusName(hr));
+}
+
+void Endpoint::Idle(unsigned *rounds) {
+    // Spin a little (a reply often follows at once), then sleep in short
+    // steps: the peer may be an emulated VM on the same two cores.
+    if (++*rounds < 256) return;
+    usleep(*rounds < 2048 ? 50 : 500);
+}
+
+void Endpoint::TimedOut(const char *what) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", timeout_ms_ / 1000.0);
+    throw Error(std::string("timed out after ") + secs + " s waiting for " + what);
+}
+
+HRESULT Endpoint::Await(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, const std::string &what) {
+    if (hr != ND_PENDING) return hr;
+    uint64_t deadline = NowMs() + timeout_ms_;
+    unsigned rounds = 0;
+    while ((hr = obj->GetOverlappedResult(ov, FALSE)) == ND_PENDING) {
+        if (NowMs() > deadline) {
+            // The OVERLAPPED lives on the caller's stack: take it back first.
+            obj->CancelOverlappedRequests();
+            obj->GetOverlappedResult(ov, TRUE);
+            TimedOut(what.c_str());
+        }
+        Idle(&rounds);
+    }
+    return hr;
+}
+
+void Endpoint::Register(Region &r, size_t size, ULONG flags) {
+    r.bytes.assign(size, 0);
+    Check(adapter_->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&r.mr)),
+          "CreateMemoryRegion");
+    OVERLAPPED ov{};
+    Check(Await(r.mr, &ov, r.mr->Register(r.data(), r.bytes.size(), flags, &ov), "memory registration"),
+          "IND2MemoryRegion::Register");
+}
+
+void Endpoint::Open(const kit::IpAddress &local) {
+    std::string where = kit::ToString(local.sa());
+    HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_));
+    if (FAILED(hr))
+        throw Error("no ND adapter for " + where + ": NdOpenAdapter failed: " + StatusName(hr) +
+                    " (is a provider registered for that address? ndinfo lists them)");
+    info_.InfoVersion = ND_VERSION_2;
+    ULONG cb = sizeof info_;
+    Check(adapter_->Query(&info_, &cb), "IND2Adapter::Query");
+    Check(adapter_->CreateOverlappedFile(&file_), "CreateOverlappedFile");
+    Check(adapter_->CreateCompletionQueue(IID_IND2CompletionQueue, file_, 64, 0, 0, reinterpret_cast<void **>(&cq_)),
+          "CreateCompletionQueue");
+    // rping: max_send_wr 16, max_recv_wr 2, one SGE each way.
+    Check(adapter_->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, kReceives, 16, 1, 1, 0,
+                                    reinterpret_cast<void **>(&qp_)),
+          "CreateQueuePair");
+    Check(adapter_->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&connector_)),
+          "CreateConnector");
+    Register(recv_, kInfoBytes * kReceives, ND_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Register(send_, kInfoBytes, 0);
+    // Receives go in before the connection exists: the peer's first Send may
+    // arrive as soon as it does (an iWARP Send without a Receive is fatal).
+    for (size_t slot = 0; slot < kReceives; ++slot) PostReceive(slot);
+    Debug("adapter for %s: MaxTransferLength %u, read limits in/out %u/%u", where.c_str(), info_.MaxTransferLength,
+          info_.MaxInboundReadLimit, info_.MaxOutboundReadLimit);
+}
+
+void Endpoint::PostReceive(size_t slot) {
+    ND2_SGE sge{recv_.data() + slot * kInfoBytes, kInfoBytes, recv_.mr->GetLocalToken()};
+    Check(qp_->Receive(reinterpret_cast<void *>(slot), &sge, 1), "Receive");
+}
+
+uint16_t Endpoint::Listen(const kit::IpAddress &local, uint16_t port) {
+    Check(adapter_->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)), "CreateListener");
+    kit::IpAddress a = local;
+    kit::SetPort(a.sa(), port);
+    HRESULT hr = listener_->Bind(a.sa(), a.length());
+    if (FAILED(hr)) throw Error("cannot listen on " + kit::ToString(a.sa(), true) + ": " + StatusName(hr));
+    Check(listener_->Listen(3), "IND2Listener::Listen");  // rping: rdma_listen(id, 3)
+    kit::IpAddress bound;
+    ULONG len = sizeof bound.storage;
+    Check(listener_->GetLocalAddress(bound.sa(), &len), "IND2Listener::GetLocalAddress");
+    return kit::Port(bound.sa());
+}
+
+void Endpoint::AcceptOne() {
+    OVERLAPPED ov{};
+    HRESULT hr = Await(listener_, &ov, listener_->GetConnectionRequest(connector_, &ov), "a client to connect");
+    Check(hr, "GetConnectionRequest");
+    ULONG in = 0, out = 0;
+    if (SUCCEEDED(connector_->GetReadLimits(&in, &out))) Debug("connection request: peer read limits in/out %u/%u", in, out);
+    // rping's server accepts with rdma_cm's defaults; one Read in flight each
+    // way is all the protocol uses.
+    hr = Await(connector_, &ov, connector_->Accept(qp_, 1, 1, nullptr, 0, &ov), "Accept to complete");
+    if (FAILED(hr)) throw Error("Accept failed: " + StatusName(hr));
+    connected_ = true;
+    hr = connector_->NotifyDisconnect(&disc_ov_);
+    if (hr == ND_PENDING)
+        watching_ = true;
+    else
+        Debug("NotifyDisconnect returned %s", StatusName(hr).c_str());
+}
+
+void Endpoint::Connect(const kit::IpAddress &dest, uint32_t pause_ms) {
+    OVERLAPPED ov{};
+    std::string where = kit::ToString(dest.sa(), true);
+    // rping: responder_resources = initiator_depth = 1.
+    HRESULT hr = Await(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 1, 1, nullptr, 0, &ov),
+                       ("the connection to " + where).c_str());
+    if (FAILED(hr)) throw Error("cannot connect to " + where + ": " + StatusName(hr));
+    if (pause_ms) {
+        Debug("pausing %u ms before CompleteConnect", pause_ms);
+        usleep(pause_ms * 1000);
+    }
+    hr = Await(connector_, &ov, connector_->CompleteConnect(&ov), "CompleteConnect");
+    if (FAILED(hr)) throw Error("CompleteConnect to " + where + " failed: " + StatusName(hr));
+    connected_ = true;
+    ULONG in = 0, out = 0;
+    if (SUCCEEDED(connector_->GetReadLimits(&in, &out))) Debug("connected: read limits in/out %u/%u", in, out);
+    hr = connector_->NotifyDisconnect(&disc_ov_);
+    if (hr == ND_PENDING)
+        watching_ = true;
+    else
+        Debug("NotifyDisconnect returned %s", StatusName(hr).c_str());
+}
+
+std::string Endpoint::PeerName() {
+    kit::IpAddress a;
+    ULONG len = sizeof a.storage;
+    if (FAILED(connector_->GetPeerAddress(a.sa(), &len))) return "?";
+    return kit::ToString(a.sa(), true);
+}
+
+bool Endpoint::Poll() {
+    ND2_RESULT r[8];
+    ULONG n = cq_->GetResults(r, 8);
+    for (ULONG i = 0; i < n; ++i) {
+        if (FAILED(r[i].Status)) {
+            // Flushes after a disconnect (ours, or the peer's where the
+            // provider flushes on it) end the session; other failures are
+            // errors of the exchange.
+            if (closing_ || peer_gone_) continue;
+            if (r[i].Status == ND_CANCELED && r[i].RequestType == Nd2RequestTypeReceive) {
+                Debug("Receive flushed: the connection is gone");
+                peer_gone_ = true;
+                continue;
+            }
+            throw Error(std::string(TypeName(r[i].RequestType)) + " completed with " + StatusName(r[i].Status));
+        }
+        switch (r[i].RequestType) {
+        case Nd2RequestTypeReceive: {
+            size_t slot = reinterpret_cast<size_t>(r[i].RequestContext);
+            Message m;
+            m.bytes = r[i].BytesTransferred;
+            std::memcpy(m.data, recv_.data() + slot * kInfoBytes, kInfoBytes);
+            inbox_.push_back(m);
+            if (!closing_) PostReceive(slot);  // at once, as rping's CQ handler does
+            break;
+        }
+        case Nd2RequestTypeSend: ++sends_done_; break;
+        case Nd2RequestTypeRead: ++reads_done_; break;
+        case Nd2RequestTypeWrite: ++writes_done_; break;
+        default: break;
+        }
+    }
+    if (watching_ && connector_->GetOverlappedResult(&disc_ov_, FALSE) != ND_PENDING) {
+        watching_ = false;
+        if (!closing_) {
+            Debug("the peer disconnected");
+            peer_gone_ = true;
+        }
+    }
+    return n > 0;
+}
+
+bool Endpoint::WaitMessageOrEnd(Message *m, const char *what) {
+    uint64_t deadline = NowMs() + timeout_ms_;
+    unsigned rounds = 0;
+    for (;;) {
+        if (Poll()) rounds = 0;
+        if (!inbox_.empty()) {
+            *m = inbox_.front();
+            inbox_.pop_front();
+            return true;
+        }
+        if (peer_gone_) {
+            Poll();  // anything that completed just before the disconnect
+            if (!inbox_.empty()) continue;
+            return false;
+        }
+        if (NowMs() > deadline) TimedOut(what);
+        Idle(&rounds);
+    }
+}
+
+Message Endpoint::WaitMessage(const char *what) {
+    Message m;
+    if (!WaitMessageOrEnd(&m, what)) throw Error(std::string("the peer disconnected while we waited for ") + what);
+    return m;
+}
+
+void Endpoint::WaitCount(const uint64_t *done, uint64_t posted, const char *what) {
+    uint64_t now = NowMs(), deadline = now + timeout_ms_, gone_at = 0;
+    unsigned rounds = 0;
+    while (*done < posted) {
+        if (Poll()) rounds = 0;
+        if (*done >= posted) break;
+        now = NowMs();
+        if (peer_gone_) {
+            if (!gone_at) gone_at = now;
+            if (now > gone_at + kGraceAfterDisconnectMs)
+                throw Error(std::string("the peer disconnected while we waited for ") + what);
+        }
+        if (now > deadline) TimedOut(what);
+        Idle(&rounds);
+    }
+}
+
+void Endpoint::SendInfo(const BufferInfo &info) {
+    WaitSends("the previous Send to complete");
+    Encode(info, reinterpret_cast<unsigned char *>(send_.data()));
+    ND2_SGE sge{send_.data(), kInfoBytes, send_.mr->GetLocalToken()};
+    Check(qp_->Send(nullptr, &sge, 1, 0), "Send");
+    ++sends_posted_;
+}
+
+void Endpoint::Read(Region &local, uint32_t length, const BufferInfo &remote) {
+    ND2_SGE sge{local.data(), length, local.mr->GetLocalToken()};
+    Debug("RDMA Read %u bytes from 0x%llx token 0x%08x", length, static_cast<unsigned long long>(remote.address),
+          remote.token);
+    Check(qp_->Read(nullptr, &sge, 1, remote.address, remote.token, 0), "Read");
+    ++reads_posted_;
+}
+
+void Endpoint::Write(Region &local, uint32_t length, const BufferInfo &remote) {
+    ND2_SGE sge{local.data(), length, local.mr->GetLocalToken()};
+    Debug("RDMA Write %u bytes to 0x%llx token 0x%08x", length, static_cast<unsigned long long>(remote.address),
+          remote.token);
+    Check(qp_->Write(nullptr, &sge, 1, remote.address, remote.token, 0), "Write");
+    ++writes_posted_;
+}
+
+bool Endpoint::WaitPeerDisconnect() {
+    uint64_t deadline = NowMs() + timeout_ms_;
+    unsigned rounds = 0;
+    while (!peer_gone_) {
+        if (Poll()) rounds = 0;
+        if (peer_gone_) break;
+        if (NowMs() > deadline) return false;
+        Idle(&rounds);
+    }
+    return true;
+}
+
+void Endpoint::Disconnect() {
+    if (!connected_) return;
+    connected_ = false;
+    closing_ = true;
+    OVERLAPPED ov{};
+    HRESULT hr = Await(connector_, &ov, connector_->Disconnect(&ov), "Disconnect to complete");
+    if (FAILED(hr)) Debug("Disconnect: %s", StatusName(hr).c_str());
+    if (watching_) {
+        // A local Disconnect completes NotifyDisconnect too; give it the
+        // timeout, then take the OVERLAPPED back by cancelling.
+        uint64_t deadline = NowMs() + timeout_ms_;
+        unsigned rounds = 0;
+        while (connector_->GetOverlappedResult(&disc_ov_, FALSE) == ND_PENDING && NowMs() < deadline) Idle(&rounds);
+        if (connector_->GetOverlappedResult(&disc_ov_, FALSE) == ND_PENDING) {
+            connector_->CancelOverlappedRequests();
+            connector_->GetOverlappedResult(&disc_ov_, TRUE);
+        }
+        watching_ = false;
+    }
+}
+
+}  // namespace ndrping

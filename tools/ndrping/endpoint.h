@@ -1,0 +1,114 @@
+// ndrping's ND endpoint: one adapter, CQ, QP and connector (plus a listener
+// on the server), rping's two 16-byte message buffers, and waits that are
+// all bounded by the --timeout. Single-threaded: the waits poll the CQ
+// (GetResults also drives a provider's progress) and back off to short
+// sleeps when idle, so a peer sharing the CPU (a VM) is not starved.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ndsupport.h"
+#include "opennd/kit/address.h"
+#include "rping_protocol.h"
+
+namespace ndrping {
+
+// Failures carry a message for the user; main prints it and exits 1.
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string StatusName(HRESULT hr);
+
+struct Region {
+    std::vector<char> bytes;
+    IND2MemoryRegion *mr = nullptr;
+    Region() = default;
+    Region(const Region &) = delete;
+    Region &operator=(const Region &) = delete;
+    ~Region() { Reset(); }
+    void Reset();  // deregisters
+    char *data() { return bytes.data(); }
+    uint64_t address() const { return reinterpret_cast<uint64_t>(bytes.data()); }
+};
+
+struct Message {
+    ULONG bytes = 0;
+    unsigned char data[kInfoBytes] = {};
+};
+
+class Endpoint {
+public:
+    Endpoint(uint64_t timeout_ms, bool debug) : timeout_ms_(timeout_ms), debug_(debug) {}
+    ~Endpoint();
+
+    // Adapter for `local`, CQ, QP, connector, and the message buffers.
+    void Open(const opennd::kit::IpAddress &local);
+    void Register(Region &r, size_t size, ULONG flags);
+
+    // Server: bind and listen (port 0 picks one); returns the bound port.
+    uint16_t Listen(const opennd::kit::IpAddress &local, uint16_t port);
+    // Server: waits (bounded) for one connection request and accepts it.
+    void AcceptOne();
+    // Client. `pause_ms` between Connect's completion and CompleteConnect.
+    void Connect(const opennd::kit::IpAddress &dest, uint32_t pause_ms);
+    std::string PeerName();
+
+    // Sends one rping_rdma_info (waits first for the previous Send to finish:
+    // one send buffer, as in rping).
+    void SendInfo(const BufferInfo &info);
+    void Read(Region &local, uint32_t length, const BufferInfo &remote);
+    void Write(Region &local, uint32_t length, const BufferInfo &remote);
+
+    // The next received message. Throws on timeout, a failed completion or
+    // the peer's disconnect.
+    Message WaitMessage(const char *what);
+    // Same, but returns false (no throw) when the peer disconnected first.
+    bool WaitMessageOrEnd(Message *m, const char *what);
+    void WaitRead(const char *what) { WaitCount(&reads_done_, reads_posted_, what); }
+    void WaitWrite(const char *what) { WaitCount(&writes_done_, writes_posted_, what); }
+    void WaitSends(const char *what) { WaitCount(&sends_done_, sends_posted_, what); }
+    // Waits up to the timeout for the peer to disconnect; false if it did not.
+    bool WaitPeerDisconnect();
+    // Local disconnect (bounded), after which nothing more is posted.
+    void Disconnect();
+
+private:
+    void Check(HRESULT hr, const std::string &what);
+    HRESULT Await(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, const std::string &what);
+    void PostReceive(size_t slot);
+    bool Poll();  // true if anything happened
+    void Idle(unsigned *rounds);
+    [[noreturn]] void TimedOut(const char *what);
+    void WaitCount(const uint64_t *done, uint64_t posted, const char *what);
+    void Debug(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+    uint64_t timeout_ms_;
+    bool debug_;
+    IND2Adapter *adapter_ = nullptr;
+    HANDLE file_ = nullptr;
+    IND2CompletionQueue *cq_ = nullptr;
+    IND2QueuePair *qp_ = nullptr;
+    IND2Connector *connector_ = nullptr;
+    IND2Listener *listener_ = nullptr;
+    ND2_ADAPTER_INFO info_{};
+
+    static constexpr size_t kReceives = 2;  // rping: max_recv_wr 2
+    Region recv_, send_;
+    std::deque<Message> inbox_;
+    uint64_t sends_posted_ = 0, sends_done_ = 0;
+    uint64_t reads_posted_ = 0, reads_done_ = 0;
+    uint64_t writes_posted_ = 0, writes_done_ = 0;
+
+    bool connected_ = false;
+    bool watching_ = false;     // disc_ov_ is pending on connector_
+    bool peer_gone_ = false;    // NotifyDisconnect completed, or our Receives were flushed
+    bool closing_ = false;      // we disconnected: flushed completions are expected
+    OVERLAPPED disc_ov_{};
+};
+
+}  // namespace ndrping
