@@ -136,11 +136,13 @@ void Connector::AbandonLocked(HRESULT connect_status) {
     if (qp_) qp_->Unreserve();
     qp_.reset();
     bool spent = conn_ && conn_->tcp && port_fd_ < 0;  // the attempt's socket held our port
-    conn_.reset();
     if (spent && connect_status == ND_CONNECTION_REFUSED) {
+        // Bind again while the old socket still holds the port (both have
+        // SO_REUSEADDR): once it is closed another connector could take it.
         port_fd_ = RebindPort(local_);
         if (port_fd_ < 0) connect_status = ND_CONNECTION_ABORTED;
     }
+    conn_.reset();
     OVERLAPPED *ov = connect_ov_;
     connect_ov_ = nullptr;
     state_ = connect_status == ND_CONNECTION_REFUSED ? State::Bound : State::Closed;

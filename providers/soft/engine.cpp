@@ -84,6 +84,14 @@ void Engine::RemovePollable(Pollable *p) {
     std::erase(pollables_, p);
 }
 
+void Engine::Redispatch(int fd) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        redispatch_.push_back(fd);
+    }
+    Kick();
+}
+
 void Engine::Kick() {
     uint64_t one = 1;
     ssize_t n = write(loop_->wake_fd, &one, sizeof one);
@@ -192,6 +200,12 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
                 e->Dispatch(events[i].data.fd);
             }
         }
+        std::vector<int> again;
+        {
+            std::lock_guard<std::mutex> lock(e->mu_);
+            again.swap(e->redispatch_);
+        }
+        for (int fd : again) e->Dispatch(fd);
     }
 }
 

@@ -71,6 +71,10 @@ public:
     void RemovePollable(Pollable *p);
     // Wakes the progress thread to look again (a Notify was armed).
     void Kick();
+    // Has the progress thread call fd's watcher again soon, as if the socket
+    // had signalled: for an event another thread consumed (an edge-triggered
+    // watch fires once).
+    void Redispatch(int fd);
     // While any timer is registered the progress thread passes every few
     // milliseconds (a hold that must end on time).
     void AddTimer() {
@@ -105,6 +109,7 @@ private:
     std::atomic<uint64_t> next_qp_id_{0};
     std::mutex mu_;  // guards watched_ and pollables_
     std::unordered_map<int, Watched *> watched_;
+    std::vector<int> redispatch_;  // requires mu_
     std::vector<Pollable *> pollables_;
     std::atomic<bool> armed_{false};
     std::atomic<int> timers_{0};

@@ -44,7 +44,10 @@ private:
 
 // How this adapter moves data, for ndinfo (IOpenNdAdapterNotes).
 std::string DataPathNotes() {
-    std::string notes = "data path: shared-memory rings between processes on this host";
+    const char *transport = getenv("OPENND_SOFT_TRANSPORT");
+    bool tcp_forced = transport && std::string(transport) == "tcp";
+    std::string notes = tcp_forced ? "data path: iWARP over TCP for every peer (OPENND_SOFT_TRANSPORT=tcp)"
+                                   : "data path: shared-memory rings between processes on this host";
     const char *off = getenv("OPENND_SOFT_CMA");
     int scope = -1;
     if (FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r")) {
@@ -58,7 +61,7 @@ std::string DataPathNotes() {
     else
         notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach is restricted (kernel.yama.ptrace_scope=" +
                  std::to_string(scope) + "); peers that may not attach are served by copying through the rings";
-    notes += "\nother hosts: not reachable yet (the TCP/iWARP path is to come)";
+    notes += "\nother hosts: iWARP over TCP (MPA rev 2, DDP/RDMAP; interoperates with Linux siw)";
     return notes;
 }
 

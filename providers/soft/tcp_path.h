@@ -113,6 +113,7 @@ private:
     void CancelLocked(uint64_t id);
     void EmitLocked();
     void PumpLocked();  // requires mu_: socket in, engine, socket out, completions
+    void PumpStreamLocked();
     void ReadSocketLocked();
     void CheckHangupLocked();
     void CheckSilenceLocked();

@@ -61,6 +61,14 @@ void TcpPath::ReleaseHoldLocked() {
 }
 
 void TcpPath::PumpLocked() {
+    bool was_established = engine_.established(), was_closed = closed_;
+    PumpStreamLocked();
+    // The connector learns of these through the socket's watch; if this
+    // thread consumed the edge (the application polling), hand it on.
+    if ((!was_established && engine_.established()) || (!was_closed && closed_)) env_.engine->Redispatch(fd_);
+}
+
+void TcpPath::PumpStreamLocked() {
     ReleaseHoldLocked();
     for (int round = 0; round < 64; ++round) {
         FeedHeldLocked();
