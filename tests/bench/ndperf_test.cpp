@@ -174,7 +174,7 @@ TEST(Ndperf, TablesAndHelp) {
     Outcome run = RunNdperf({"mr", "-S", "4K", "-n", "20"});
     ASSERT_EQ(run.status, 0) << run.err;
     EXPECT_NE(run.out.find("reg_us"), std::string::npos) << run.out;
-    EXPECT_NE(run.out.find("data path:"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("the provider says: data path:"), std::string::npos) << run.out;
     run = RunNdperf({"--local", "-t", "write_bw", "-S", "4K", "-n", "100", "-q", "2", "--progress"});
     ASSERT_EQ(run.status, 0) << run.err;
     EXPECT_NE(run.out.find("Mmsg/s"), std::string::npos) << run.out;

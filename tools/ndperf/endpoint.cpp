@@ -105,7 +105,7 @@ void Adapter::CheckTransport(const std::string &transport) const {
     for (char &ch : path) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (path.find("tcp") == std::string::npos)
         throw std::runtime_error("--transport tcp: the provider does not say it moves data over TCP "
-                                 "(OPENND_SOFT_TRANSPORT=tcp not supported?); its data path: " + DataPath());
+                                 "(OPENND_SOFT_TRANSPORT=tcp not supported?); it says: " + DataPath());
 }
 
 void Region::Reset() {

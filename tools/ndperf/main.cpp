@@ -25,6 +25,7 @@ void SelectTransport(const std::string &t) {
 }
 
 // Forks the --local server; returns its pid and sets o->port to its port.
+// The server writes its port to the pipe, or port 0 and why it failed.
 pid_t StartLocalServer(Options *o) {
     int p[2];
     if (pipe(p) != 0) throw std::runtime_error("pipe failed");
@@ -41,7 +42,14 @@ pid_t StartLocalServer(Options *o) {
         try {
             r = RunServer(so);
         } catch (const std::exception &e) {
-            std::fprintf(stderr, "ndperf server: %s\n", e.what());
+            if (so.port_fd >= 0) {  // not started: the client says why
+                uint16_t zero = 0;
+                std::string why = e.what();
+                if (write(so.port_fd, &zero, sizeof zero) == sizeof zero)
+                    (void)!write(so.port_fd, why.data(), why.size());
+            } else {
+                std::fprintf(stderr, "ndperf server: %s\n", e.what());
+            }
         }
         NdCleanup();
         _exit(r);
@@ -49,8 +57,12 @@ pid_t StartLocalServer(Options *o) {
     close(p[1]);
     uint16_t port = 0;
     ssize_t n = read(p[0], &port, sizeof port);
+    std::string why;
+    char buf[512];
+    for (ssize_t got; n == sizeof port && port == 0 && (got = read(p[0], buf, sizeof buf)) > 0;) why.append(buf, got);
     close(p[0]);
-    if (n != sizeof port) throw std::runtime_error("the server did not start");
+    if (n != sizeof port || port == 0)
+        throw std::runtime_error("the server did not start" + (why.empty() ? std::string() : ": " + why));
     o->port = port;
     return child;
 }

@@ -42,7 +42,7 @@ void Usage(FILE *f) {
         "usage: ndperf [MODE] -s [options]          server (serves every mode, one client run, then exits)\n"
         "       ndperf [MODE] -c ADDRESS [options]  client (connects to the server's address)\n"
         "       ndperf [MODE] --local [options]     both, as two processes on this host\n"
-        "MODE is one of:\n"
+        "MODE (anywhere on the line) is one of:\n"
         "  perf          (default) latency, bandwidth and message rate between two endpoints\n"
         "  mr            memory registration: Register and Deregister latency and rate by size and\n"
         "                threads; local only, needs no server (ndmrlat / ndmrrate)\n"
@@ -89,17 +89,18 @@ void Usage(FILE *f) {
 
 Options ParseOptions(int argc, char **argv, std::string *connect_to) {
     Options o;
-    int i = 1;
-    if (argc > 1 && argv[1][0] != '-') {
-        std::string m = argv[1];
-        if (m == "perf") o.mode = Mode::Perf;
-        else if (m == "mr") o.mode = Mode::Mr;
-        else if (m == "connect-rate") o.mode = Mode::ConnectRate;
-        else throw std::runtime_error("unknown mode: " + m);
-        i = 2;
-    }
-    for (; i < argc; ++i) {
+    bool mode_given = false;
+    for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
+        if (a[0] != '-') {  // the mode, anywhere among the options
+            if (mode_given) throw std::runtime_error("unexpected argument: " + a);
+            mode_given = true;
+            if (a == "perf") o.mode = Mode::Perf;
+            else if (a == "mr") o.mode = Mode::Mr;
+            else if (a == "connect-rate") o.mode = Mode::ConnectRate;
+            else throw std::runtime_error("unknown mode: " + a);
+            continue;
+        }
         auto value = [&]() -> std::string {
             if (i + 1 >= argc) throw std::runtime_error("missing value for " + a);
             return argv[++i];

@@ -89,7 +89,7 @@ struct Hello {
 constexpr uint32_t kHelloMagic = 0x4E445048;  // "NDPH"
 
 // Server and client (session.cpp); both may throw std::runtime_error.
-int RunServer(const Options &o);
+int RunServer(Options &o);  // resets o.port_fd once the port is reported
 int RunClient(const Options &o, std::vector<Result> *results);
 // Registration benchmark, local only (mr.cpp).
 int RunMr(const Options &o, std::vector<Result> *results);

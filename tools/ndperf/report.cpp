@@ -125,7 +125,7 @@ void Progress(const Options &o, const std::string &what) {
 
 void PrintTable(const Options &o, const std::vector<Result> &results) {
     if (!results.empty())
-        std::printf("transport: %s; data path: %s\n", results[0].transport.c_str(),
+        std::printf("transport: %s; the provider says: %s\n", results[0].transport.c_str(),
                     results[0].data_path.empty() ? "(the provider does not say)" : results[0].data_path.c_str());
     if (o.mode == Mode::Mr)
         MrTable(results);

@@ -122,7 +122,7 @@ int ServePerf(const Options &o, std::shared_ptr<Adapter> adapter, Listener &list
 
 }  // namespace
 
-int RunServer(const Options &o) {
+int RunServer(Options &o) {
     kit::IpAddress local = ParseAddressOrThrow(o.address);
     auto adapter = std::make_shared<Adapter>();
     adapter->Open(local, o.provider);
@@ -130,8 +130,10 @@ int RunServer(const Options &o) {
     Listener listener;
     uint16_t port = listener.Listen(adapter, local, o.port);
     if (o.port_fd >= 0) {
-        if (write(o.port_fd, &port, sizeof port) != sizeof port) return 1;
+        bool ok = write(o.port_fd, &port, sizeof port) == sizeof port;
         close(o.port_fd);
+        o.port_fd = -1;  // started: errors go to stderr from now on
+        if (!ok) return 1;
     } else {
         std::printf("ndperf server listening on %s port %u\n", o.address.c_str(), port);
         std::fflush(stdout);
