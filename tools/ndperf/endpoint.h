@@ -32,8 +32,9 @@ public:
     // What the provider says about how it moves data (IOpenNdAdapterNotes),
     // one line; empty if it says nothing.
     std::string DataPath() const;
-    // Throws if --transport asked for a path the provider does not report
-    // (tcp: a provider that ignores OPENND_SOFT_TRANSPORT would measure shm).
+    // Warns if --transport asked for a path the provider's notes do not
+    // mention (tcp: a provider that ignores OPENND_SOFT_TRANSPORT would
+    // measure shared memory; the rows carry the notes too).
     void CheckTransport(const std::string &transport) const;
 
 private:

@@ -126,7 +126,6 @@ int RunServer(Options &o) {
     kit::IpAddress local = ParseAddressOrThrow(o.address);
     auto adapter = std::make_shared<Adapter>();
     adapter->Open(local, o.provider);
-    adapter->CheckTransport(o.transport);
     Listener listener;
     uint16_t port = listener.Listen(adapter, local, o.port);
     if (o.port_fd >= 0) {
