@@ -66,7 +66,7 @@ def ndperf_records(rows, command, path="shm", kind_override=None):
                               truncated=r.get("truncated") or None, **common))
             continue
         if test == "connect":
-            out.append(record("ndperf", f"OpenND connect ({r['inflight']} at once)", path, "connect", "connect", 0,
+            out.append(record("ndperf", f"OpenND connect ({path}, {r['inflight']} at once)", path, "connect", "connect", 0,
                               r["rate_per_s"], "overall", median_us=r.get("median_us"), p99_us=r.get("p99_us"),
                               inflight=r.get("inflight"), truncated=r.get("truncated") or None, **common))
             continue
@@ -88,11 +88,11 @@ def ndperf_records(rows, command, path="shm", kind_override=None):
 
 def _probe(s, exe, transport):
     """True if ndperf runs on this data path (a provider without it refuses)."""
-    rows, failed = _ndperf(s, exe, ["--local", "--transport", transport, "-t", "send_lat,write_bw", "-S", "4096",
-                                    "-n", "50"], "probe", "latency", 8)
-    if failed:
-        s.notes.append(f"OpenND {transport} rows left out: {failed['error']}")
-        s.log(f"ndperf --transport {transport}: left out ({failed['error']})")
+    rows, got = _ndperf(s, exe, ["--local", "--transport", transport, "-t", "send_lat,write_bw", "-S", "4096",
+                                 "-n", "50"], "probe", "latency", 8)
+    if rows is None:
+        s.notes.append(f"OpenND {transport} rows left out: {got['error']}")
+        s.log(f"ndperf --transport {transport}: left out ({got['error']})")
     return rows is not None
 
 
@@ -108,10 +108,12 @@ def ndperf_runner(s):
         rows, got = _ndperf(s, exe, args, what, kind, size)
         out.extend(ndperf_records(rows, got, path, kind_override) if rows is not None else [got])
 
+    paths = []
     for path, transport in DATA_PATHS:
         t = ["--transport", transport] if transport else []
         if transport == "tcp" and not _probe(s, exe, transport):
             continue
+        paths.append((path, t))
         take(["--local", "-t", LATENCY_TESTS, "-S", lat] + n_lat + t, f"{path} latency", "latency", s.lat_sizes[0],
              path)
         for size in s.bw_sizes:  # one run per size: iterations by the byte budget
@@ -130,7 +132,11 @@ def ndperf_runner(s):
          + rate_iters, "message rate", "msgrate", 8, kind_override="msgrate")
     take(["mr", "-S", ",".join(map(str, s.mr_sizes)), "-T", f"1,{MULTI_THREADS}", "-n", "200" if s.quick else "2000",
           "--max-seconds", "5"], "registration", "registration", s.mr_sizes[0])
-    for inflight in (1, 16):
-        take(["connect-rate", "--local", "--connections", str(s.connections), "--inflight", str(inflight),
-              "--max-seconds", "20"], "connect", "connect", 0)
+    # Connection setup differs between shared memory and TCP (MPA), not between shm and copy.
+    for path, t in paths:
+        if path == "copy":
+            continue
+        for inflight in (1, 16):
+            take(["connect-rate", "--local", "--connections", str(s.connections), "--inflight", str(inflight),
+                  "--max-seconds", "10"] + t, "connect", "connect", 0, path)
     return out

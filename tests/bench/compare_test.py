@@ -30,7 +30,7 @@ def made_up():
          record("ndperf", "OpenND send (shm)", "shm", "send_bw", "msgrate", 8, 3.5),
          record("ndperf", "OpenND Register (1 thread)", "shm", "register", "registration", 4096, 4.5,
                 dereg_median=1.7, rate_per_s=150000),
-         record("ndperf", "OpenND connect (16 at once)", "shm", "connect", "connect", 0, 1300.0, median_us=8000.0,
+         record("ndperf", "OpenND connect (shm, 16 at once)", "shm", "connect", "connect", 0, 1300.0, median_us=8000.0,
                 p99_us=12000.0),
          record("libfabric", "libfabric tcp (rdm)", "tcp", "pp", "latency", 8, error="it broke")]
     return {"quick": True, "generated": "2026-11-30T10:00:00", "machine": {"cpu_model": "cpu", "cpus": 2},
@@ -53,7 +53,7 @@ class Tables(unittest.TestCase):
     def test_markdown(self):
         md = tables.markdown(made_up())
         self.assertTrue(md.startswith("`bench/compare --quick` on cpu, 2 CPUs"))
-        self.assertIn("| OpenND connect (16 at once) | 1300 | 8000 | 12000 |", md)
+        self.assertIn("| OpenND connect (shm, 16 at once) | 1300 | 8000 | 12000 |", md)
         self.assertIn("- failed: libfabric tcp (rdm)", md)
         for line in md.splitlines():
             if line.startswith("|"):
