@@ -33,7 +33,12 @@ def _ndperf(s, exe, args, what, kind, size):
             raise ValueError
         return doc, cmd
     except ValueError:
-        why = error_summary(stderr) if rc is not None else stderr
+        # The client's own line first ("ndperf: ..."), then the server's.
+        mine = [l for l in (stderr or "").splitlines() if l.startswith("ndperf: ") and "warning" not in l]
+        why = (mine[0][:300] if mine else error_summary(stderr)) if rc is not None else stderr
+        theirs = [l for l in (stderr or "").splitlines() if l.startswith("ndperf server: ")]
+        if mine and theirs:
+            why += "; " + theirs[0][:200]
         return None, record("ndperf", f"OpenND {what}", "nd", what, kind, size,
                             error=f"ndperf failed (exit {rc}): {why}", command=cmd)
 
@@ -101,7 +106,11 @@ def ndperf_runner(s):
     if not exe or not os.access(exe, os.X_OK):
         return []
     lat = ",".join(map(str, s.lat_sizes))
-    n_lat = ["-n", str(s.lat_iters)] if s.quick else []
+    def n_lat(path):  # TCP's round trips are ~50x longer: fewer of them in a quick run
+        return ["-n", str(s.lat_iters // (8 if path == "tcp" else 1))] if s.quick else []
+
+    def n_bw(path, size):
+        return str(max(20, s.bw_iters(size) // (4 if path == "tcp" else 1)))
     out = []
 
     def take(args, what, kind, size, path="shm", kind_override=None):
@@ -114,10 +123,10 @@ def ndperf_runner(s):
         if transport == "tcp" and not _probe(s, exe, transport):
             continue
         paths.append((path, t))
-        take(["--local", "-t", LATENCY_TESTS, "-S", lat] + n_lat + t, f"{path} latency", "latency", s.lat_sizes[0],
-             path)
+        take(["--local", "-t", LATENCY_TESTS, "-S", lat] + n_lat(path) + t, f"{path} latency", "latency",
+             s.lat_sizes[0], path)
         for size in s.bw_sizes:  # one run per size: iterations by the byte budget
-            take(["--local", "-t", BANDWIDTH_TESTS, "-S", str(size), "-n", str(s.bw_iters(size))] + t,
+            take(["--local", "-t", BANDWIDTH_TESTS, "-S", str(size), "-n", n_bw(path, size)] + t,
                  f"{path} bandwidth", "bandwidth", size, path)
     # The default path only: blocking mode, several QPs, message rate, registration, connections.
     take(["--local", "-b", "-t", "send_lat", "-S", lat, "-n", str(max(200, s.lat_iters // 4))], "blocking",
@@ -125,7 +134,7 @@ def ndperf_runner(s):
     for size in s.bw_sizes:
         take(["--local", "-t", "write_bw,send_bw", "-S", str(size), "-q", str(MULTI_QPS), "-T", str(MULTI_THREADS),
               "-n", str(max(20, s.bw_iters(size) // MULTI_QPS))], "several QPs", "bandwidth", size)
-    rate_iters = ["-n", "20000" if s.quick else "200000"]
+    rate_iters = ["-n", "10000" if s.quick else "200000"]
     take(["--local", "-t", "send_bw,write_bw", "-S", "8"] + rate_iters, "message rate", "msgrate", 8,
          kind_override="msgrate")
     take(["--local", "-t", "send_bw,write_bw", "-S", "8", "-q", str(MULTI_QPS), "-T", f"1,{MULTI_THREADS}"]
