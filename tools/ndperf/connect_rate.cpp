@@ -29,6 +29,9 @@ struct Conn {
     IND2QueuePair *qp = nullptr;
     enum Stage { Idle, Connecting, Completing, Accepting, Connected, Closing } stage = Idle;
     uint64_t t0 = 0;
+    Conn() = default;
+    Conn(const Conn &) = delete;
+    Conn &operator=(const Conn &) = delete;
     void Close() {
         if (connector) connector->Release();
         if (qp) qp->Release();

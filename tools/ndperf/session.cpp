@@ -62,8 +62,7 @@ void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &
     }
 }
 
-int ServePerf(const Options &o, std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connector *first,
-              const Hello &hello) {
+int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connector *first, const Hello &hello) {
     std::vector<std::unique_ptr<Endpoint>> eps;
     eps.push_back(std::make_unique<Endpoint>());
     eps[0]->Open(adapter, kDepth, first);
@@ -83,7 +82,6 @@ int ServePerf(const Options &o, std::shared_ptr<Adapter> adapter, Listener &list
         eps.back()->Open(adapter, kDepth, c);
         eps.back()->Accept();
     }
-    (void)o;
     for (;;) {
         ND2_RESULT r = ep.NextOf(Nd2RequestTypeReceive, false);
         Control c;
@@ -141,7 +139,7 @@ int RunServer(Options &o) {
     Hello hello;
     listener.Next(first, &hello, 0);  // the server waits for a client
     if (hello.mode == static_cast<uint32_t>(Mode::ConnectRate)) return ServeConnectRate(adapter, listener, first, hello);
-    return ServePerf(o, adapter, listener, first, hello);
+    return ServePerf(adapter, listener, first, hello);
 }
 
 int RunClient(const Options &o, std::vector<Result> *results) {
