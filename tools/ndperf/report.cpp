@@ -157,7 +157,7 @@ void PrintJson(const std::vector<Result> &results) {
         if (r.inflight) std::printf("\"inflight\":%u,", r.inflight);
         std::printf("\"transport\":\"%s\",\"data_path\":\"%s\",", JsonEscape(r.transport).c_str(),
                     JsonEscape(r.data_path).c_str());
-        std::printf("\"spread\":%.4f,\"gbps\":%.4f,\"mmsgps\":%.6f,\"rate_per_s\":%.2f,\"seconds\":%.4f,"
+        std::printf("\"spread\":%.4f,\"gbps\":%.6g,\"mmsgps\":%.6g,\"rate_per_s\":%.6g,\"seconds\":%.6g,"
                     "\"truncated\":%s}",
                     s.spread, gbs, Rate(r) / 1e6, Rate(r), r.seconds, r.truncated ? "true" : "false");
     }
