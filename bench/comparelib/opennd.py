@@ -109,8 +109,8 @@ def ndperf_runner(s):
     def n_lat(path):  # TCP's round trips are ~50x longer: fewer of them in a quick run
         return ["-n", str(s.lat_iters // (8 if path == "tcp" else 1))] if s.quick else []
 
-    def n_bw(path, size):
-        return str(max(20, s.bw_iters(size) // (4 if path == "tcp" else 1)))
+    def n_bw(path, size):  # a quick run halves the byte budget (three paths, three tests each)
+        return str(max(20, s.bw_iters(size) // (2 if s.quick else 1) // (4 if path == "tcp" else 1)))
     out = []
 
     def take(args, what, kind, size, path="shm", kind_override=None):

@@ -56,8 +56,8 @@ def main_section(records, lat_sizes, bw_sizes):
         if all(c == "-" for c in row):
             continue
         a, b = lat.get((label, lat_sizes[0])), bw.get((label, rs))
-        row.append(f"{a['value'] / ref_lat['value']:.1f}" if a and ref_lat and label != REFERENCE else "-")
-        row.append(f"{b['value'] / ref_bw['value']:.2f}" if b and ref_bw and label != REFERENCE else "-")
+        row.append(fmt(a["value"] / ref_lat["value"]) if a and ref_lat and label != REFERENCE else "-")
+        row.append(fmt(b["value"] / ref_bw["value"]) if b and ref_bw and label != REFERENCE else "-")
         rows.append([label] + row)
     note = ("latency: µs, half a round trip, median (libfabric: mean, fi_pingpong reports no median; OpenND read: "
             "one RDMA Read, a full round trip); bandwidth: GB/s = 1e9 B/s (ndbaseline median of samples, UCX and "

@@ -46,7 +46,7 @@ class Tables(unittest.TestCase):
             self.assertIn(want, text)
         main = tables.main_section(doc["records"], [8], [1 << 20])
         row = next(r for r in main[2] if r[0] == "OpenND send (shm)")
-        self.assertEqual(row[-2:], ["4.0", "0.25"])  # 1.0 / 0.25 and 5 / 20
+        self.assertEqual(row[-2:], ["4.000", "0.250"])  # 1.0 / 0.25 and 5 / 20
         failed = next(r for r in main[2] if r[0] == "libfabric tcp (rdm)")
         self.assertEqual(failed[1], "FAIL")
 
