@@ -4,6 +4,8 @@ size with ratios to the raw shared-memory limit, then message rate, memory
 registration and connection setup. A section is (title, header, rows,
 footnote); rows are lists of strings, '-' not measured, 'FAIL' failed."""
 
+import re
+
 from .common import fmt_size
 
 REFERENCE = "raw shm memcpy"  # the ratios' denominator: a two-copy shared-memory transport
@@ -142,13 +144,18 @@ def text(records, lat_sizes, bw_sizes, notes=()):
     return "\n".join(lines).lstrip("\n")
 
 
+def _version(text):
+    m = re.search(r"\d+\.\d+(\.\d+)?", text or "")
+    return m.group(0) if m else "-"
+
+
 def markdown(doc):
     """table.md: a heading line saying where and when, then each section."""
-    m = doc.get("machine", {})
+    m, tools = doc.get("machine", {}), doc.get("tools", {})
     lines = [f"`bench/compare{' --quick' if doc.get('quick') else ''}` on {m.get('cpu_model') or '?'}, "
              f"{m.get('cpus', '?')} CPUs, Linux {m.get('kernel', '?')}, {doc.get('generated', '?')[:10]} "
-             f"(load average at the start {m.get('loadavg_start', 0):.2f}; libfabric {doc.get('tools', {}).get('libfabric') or '-'}, "
-             f"UCX {(doc.get('tools', {}).get('ucx') or '-').split(' / ')[0]}); one run, so compare rows of the same run."]
+             f"(load average at the start {m.get('loadavg_start', 0):.2f}; libfabric {_version(tools.get('libfabric'))}, "
+             f"UCX {_version(tools.get('ucx'))}); one run, so compare rows of the same run."]
     for title, header, rows, note in sections(doc["records"], doc["lat_sizes"], doc["bw_sizes"]):
         lines += ["", f"**{title}** ({note})", "", "| " + " | ".join(header) + " |",
                   "|" + "---|" * len(header)]
