@@ -7,7 +7,10 @@ results.json:
   label      the row in the table and the line in the chart, e.g. "UCX posix tag"
   transport  what carried the bytes, e.g. "shm", "tcp4-busypoll", "posix"
   operation  what one operation is, e.g. "tag_lat", "half round trip"
-  kind       "latency" (us, lower is better) or "bandwidth" (GB/s = 1e9 B/s)
+  kind       "latency" (us, lower is better), "bandwidth" (GB/s = 1e9 B/s),
+             "msgrate" (million messages/s), "registration" (us, Register
+             median; dereg_median, rate_per_s beside it) or "connect"
+             (connections set up and torn down per second; median_us beside)
   size       message size in bytes
   value      the figure; `statistic` says which ("median", "mean", "overall")
   p99, min, spread   when the tool reports them
@@ -24,7 +27,7 @@ import time
 
 KIB = 1024
 MIB = 1024 * 1024
-UNITS = {"latency": "us", "bandwidth": "GB/s"}
+UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s"}
 
 
 def record(source, label, transport, operation, kind, size, value=None, statistic="median",
@@ -52,18 +55,23 @@ class Settings:
         self.quick = quick
         self.build_dir = build_dir
         self.log = log
+        self.notes = []  # said in results.json and under the table (e.g. rows left out)
         if quick:
             self.lat_sizes = [8, 4 * KIB, 64 * KIB]
             self.bw_sizes = [64 * KIB, 1 * MIB, 4 * MIB]
             self.lat_iters = 2000
             self.bw_budget = 256 * MIB
             self.run_timeout = 30
+            self.mr_sizes = [4 * KIB, 1 * MIB, 64 * MIB]
+            self.connections = 500
         else:
             self.lat_sizes = [8, 64, 512, 4 * KIB, 64 * KIB, 1 * MIB]
             self.bw_sizes = [4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB, 32 * MIB]
             self.lat_iters = 20000
             self.bw_budget = 1024 * MIB
             self.run_timeout = 120
+            self.mr_sizes = [4 * KIB, 64 * KIB, 1 * MIB, 16 * MIB, 64 * MIB]
+            self.connections = 5000
 
     def bw_iters(self, size, lo=20, hi=100000):
         return max(lo, min(hi, self.bw_budget // size))

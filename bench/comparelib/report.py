@@ -1,5 +1,6 @@
-"""What bench/compare leaves behind: the table on stdout, results.json and
-chart.png (latency and bandwidth against message size, one line per row)."""
+"""What bench/compare leaves behind besides the tables (tables.py):
+results.json and chart.png (latency and bandwidth against message size, one
+line per row)."""
 
 import importlib.util
 import json
@@ -8,49 +9,6 @@ import subprocess
 import sys
 
 from .common import fmt_size
-
-
-def _fmt(v):
-    if v is None:
-        return "-"
-    a = abs(v)
-    return f"{v:.0f}" if a >= 1000 else f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 10 else \
-        f"{v:.3f}" if a >= 0.01 else f"{v:.2g}"
-
-
-def table(records, lat_sizes, bw_sizes):
-    """One row per label; latency (us) columns then bandwidth (GB/s)
-    columns. '-' not measured, 'FAIL' failed (reasons listed below)."""
-    labels = list(dict.fromkeys(r["label"] for r in records))
-    cells = {}
-    for r in records:
-        key = (r["label"], r["kind"], r["size"])
-        if r["status"] == "ok":
-            cells[key] = _fmt(r["value"])
-        else:
-            cells.setdefault(key, "FAIL")
-            for size in (lat_sizes if r["kind"] == "latency" else bw_sizes):  # a failure covers larger sizes
-                if size >= r["size"]:
-                    cells.setdefault((r["label"], r["kind"], size), "FAIL")
-    cols = [("latency", s, f"lat {fmt_size(s)}") for s in lat_sizes] + \
-           [("bandwidth", s, f"bw {fmt_size(s)}") for s in bw_sizes]
-    width = max([len(l) for l in labels] + [10])
-    lines = ["latency: us, half a round trip (lower is better); bandwidth: GB/s = 1e9 B/s (higher is better)",
-             f"{'':{width}}  " + " ".join(f"{c[2]:>11}" for c in cols)]
-    for label in labels:
-        row = [cells.get((label, kind, size), "-") for kind, size, _ in cols]
-        if all(c == "-" for c in row):
-            continue
-        lines.append(f"{label:{width}}  " + " ".join(f"{c:>11}" for c in row))
-    lines.append("(latency: median, libfabric: mean over the run as fi_pingpong reports no median; "
-                 "bandwidth: ndbaseline median of samples, UCX and ndperf overall rate)")
-    failures = [r for r in records if r["status"] != "ok"]
-    if failures:
-        lines.append("")
-        lines.append("failures:")
-        for r in failures:
-            lines.append(f"  {r['label']} / {r['operation']} at {fmt_size(r['size'])}: {r['error']}")
-    return "\n".join(lines)
 
 
 def write_json(path, doc):

@@ -9,6 +9,7 @@ import re
 import shutil
 
 from .common import error_summary, free_port, pair_error, record, run, run_pair
+from .opennd import ndperf_runner
 
 
 def find_tool(s, name):
@@ -88,59 +89,7 @@ def ndbaseline_runner(s):
     return out
 
 
-# --- HOOK: OpenND's own rows (ndperf) -------------------------------------
-# If the build has an executable bin/ndperf, it runs on this host as
-# `ndperf --local --json -t TESTS -S SIZES` (once for NDPERF_LATENCY at the
-# latency sizes, once for NDPERF_BANDWIDTH at the bandwidth sizes) and its
-# records are merged. Both JSON shapes are read: ndperf's list of
-# {"test", "mode", "size", "median_us", "p99_us", "min_us", "spread", "gbps"}
-# and the opennd_benchlib document ({"results": [...]}, as ndbaseline
-# writes; a result may carry "label"). Absent ndperf: skipped silently.
-
-NDPERF_LATENCY = "send_lat,write_lat,read_lat"
-NDPERF_BANDWIDTH = "send_bw,write_bw,read_bw"
-
-
-def ndperf_records(doc, command):
-    if isinstance(doc, dict):
-        return records_from_bench_json(doc, "ndperf", lambda r: r.get("label") or f"OpenND {r['transport']}",
-                                       command)
-    out = []
-    for r in doc:
-        test, mode = r["test"], r.get("mode", "polling")
-        verb, kind = test.split("_")[0], "latency" if test.endswith("_lat") else "bandwidth"
-        # ndperf's read_lat is a full round trip (one RDMA read); the others half of one.
-        operation = test + (" (full round trip)" if test == "read_lat" else "")
-        label = f"OpenND {verb} ({mode})"
-        if kind == "latency":
-            out.append(record("ndperf", label, "nd", operation, kind, r["size"], r["median_us"], "median",
-                              command=command, p99=r.get("p99_us"), min=r.get("min_us"), spread=r.get("spread"),
-                              iterations=r.get("iters")))
-        else:
-            out.append(record("ndperf", label, "nd", operation, kind, r["size"], r["gbps"], "overall",
-                              command=command, spread=r.get("spread"), iterations=r.get("iters")))
-    return out
-
-
-def ndperf_runner(s):
-    exe = s.bin("ndperf")
-    if not exe or not os.access(exe, os.X_OK):
-        return []
-    out = []
-    for tests, sizes, kind in ((NDPERF_LATENCY, s.lat_sizes, "latency"), (NDPERF_BANDWIDTH, s.bw_sizes, "bandwidth")):
-        cmd = [exe, "--local", "--json", "-t", tests, "-S", ",".join(map(str, sizes))]
-        if s.quick and kind == "latency":
-            cmd += ["-n", str(s.lat_iters)]
-        s.log("ndperf " + " ".join(cmd[1:]))
-        rc, stdout, stderr = run(cmd, s.run_timeout * 2)
-        try:
-            out += ndperf_records(json.loads(stdout), " ".join(cmd))
-        except (ValueError, KeyError, TypeError):
-            why = error_summary(stderr) if rc is not None else stderr
-            out.append(record("ndperf", "OpenND ndperf", "nd", tests, kind, sizes[0],
-                              error=f"ndperf failed (exit {rc}): {why}", command=cmd))
-    return out
-
+# --- HOOK: OpenND's own rows: comparelib/opennd.py (ndperf_runner) ------
 
 # --- libfabric fi_pingpong -------------------------------------------------
 
@@ -249,7 +198,26 @@ def ucx_runner(s):
                 else:
                     out.append(record("ucx", label, name, test, kind, size, row[5] * UCX_MB / 1e9, "overall",
                                       command=command, iterations=int(row[0])))
+        out += ucx_msgrate(s, exe, name, env)
     return out
+
+
+def ucx_msgrate(s, exe, name, env, size=8):
+    """tag_bw at 8 B: UCX's overall message rate, next to ndperf's."""
+    if name != "posix":
+        return []
+    n = 20000 if s.quick else 200000
+    args = ["-t", "tag_bw", "-s", str(size), "-n", str(n), "-w", str(n // 10), "-f"]
+    port = str(free_port())
+    s.log(f"ucx_perftest {name} tag_bw {size} (message rate)")
+    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout, env=env)
+    row = parse_ucx(cout) if rc == 0 else None
+    command = f"UCX_TLS={name} " + " ".join(["ucx_perftest"] + args)
+    if row is None:
+        return [record("ucx", f"UCX {name} tag", name, "tag_bw", "msgrate", size, error=pair_error(rc, cout, sout),
+                       command=command)]
+    return [record("ucx", f"UCX {name} tag", name, "tag_bw", "msgrate", size, row[7] / 1e6, "overall",
+                   command=command, iterations=int(row[0]))]
 
 
 RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner]

@@ -3,11 +3,6 @@
 // positive finite numbers, every requested size, ordered percentiles. No
 // timing assertions: machines are noisy.
 #include <gtest/gtest.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <set>
@@ -15,66 +10,17 @@
 #include <vector>
 
 #include "json_reader.h"
+#include "run_tool.h"
 
 using bench_test::Json;
 using bench_test::JsonReader;
+using bench_test::Outcome;
+using bench_test::RunTool;
 
 namespace {
 
-std::string Binary() {
-    const char *d = getenv("OPENND_TEST_BUILD_DIR");
-    return std::string(d ? d : OPENND_TEST_BUILD_DIR_DEFAULT) + "/bin/ndbaseline";
-}
-
-struct Outcome {
-    int status = -1;  // exit code, or -1 if killed
-    std::string out, err;
-};
-
-// Runs ndbaseline with args, at most `seconds`, capturing stdout and stderr.
 Outcome RunNdbaseline(const std::vector<std::string> &args, int seconds = 60) {
-    int out[2], err[2];
-    EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
-    EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
-    std::string bin = Binary();
-    std::vector<char *> argv{const_cast<char *>(bin.c_str())};
-    for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        execv(bin.c_str(), argv.data());
-        _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    Outcome r;
-    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-    int open_fds = 2;
-    auto deadline = time(nullptr) + seconds;
-    while (open_fds > 0 && time(nullptr) < deadline) {
-        if (poll(fds, 2, 1000) <= 0) continue;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !fds[i].revents) continue;
-            char buf[4096];
-            ssize_t n = read(fds[i].fd, buf, sizeof buf);
-            if (n <= 0) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                --open_fds;
-            } else {
-                (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
-            }
-        }
-    }
-    if (open_fds > 0) kill(pid, SIGKILL);
-    for (auto &f : fds)
-        if (f.fd >= 0) close(f.fd);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+    return RunTool("ndbaseline", args, seconds);
 }
 
 bool Finite(double v) { return std::isfinite(v); }

@@ -2,7 +2,12 @@
 
 #include <time.h>
 
+#include <cctype>
+#include <cstdio>
 #include <stdexcept>
+
+#include "opennd/adapter_notes.h"
+#include "opennd/providers.h"
 
 namespace ndperf {
 namespace kit = opennd::kit;
@@ -21,29 +26,17 @@ std::string StatusName(HRESULT hr) {
     return s;
 }
 
-Region::~Region() {
-    if (mr) {
-        OVERLAPPED ov{};
-        if (mr->Deregister(&ov) == ND_PENDING) mr->GetOverlappedResult(&ov, TRUE);
-        mr->Release();
-    }
+kit::IpAddress ParseAddressOrThrow(const std::string &text) {
+    kit::IpAddress a;
+    if (!kit::ParseAddress(text, &a)) throw std::runtime_error("bad address: " + text);
+    return a;
 }
 
-Endpoint::~Endpoint() {
-    if (connector_) connector_->Release();
-    if (listener_) listener_->Release();
-    if (qp_) qp_->Release();
-    if (cq_) cq_->Release();
-    if (adapter_) adapter_->Release();
-    if (file_) CloseHandle(file_);
-    if (port_) CloseHandle(port_);
-}
-
-void Endpoint::Check(HRESULT hr, const char *what) {
+void Check(HRESULT hr, const char *what) {
     if (FAILED(hr)) throw std::runtime_error(std::string(what) + " failed: " + StatusName(hr));
 }
 
-HRESULT Endpoint::Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr) {
+HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr) {
     if (hr != ND_PENDING) return hr;
     uint64_t deadline = NowNs() + 30'000'000'000ull;
     while ((hr = obj->GetOverlappedResult(ov, FALSE)) == ND_PENDING)
@@ -51,27 +44,94 @@ HRESULT Endpoint::Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr) {
     return hr;
 }
 
-void Endpoint::Open(const kit::IpAddress &local, uint32_t depth) {
-    Check(NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_)),
-          "NdOpenAdapter");
+void Label(const Options &o, const Adapter &a, Result *r) {
+    r->transport = o.transport.empty() ? "default" : o.transport;
+    r->data_path = a.DataPath();
+}
+
+Adapter::~Adapter() {
+    if (adapter_) adapter_->Release();
+}
+
+void Adapter::Open(const kit::IpAddress &local, const std::string &provider) {
+    if (provider.empty()) {
+        Check(NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_)),
+              "NdOpenAdapter");
+    } else {
+        opennd::CatalogSnapshot snap = opennd::OpenCatalogProviders();
+        std::string why = "no catalog entry named " + provider;
+        for (auto &cp : snap.providers) {
+            if (cp.entry.name == provider && !adapter_) {
+                UINT64 id = 0;
+                HRESULT hr = cp.provider ? cp.provider->ResolveAddress(local.sa(), local.length(), &id) : E_FAIL;
+                if (SUCCEEDED(hr))
+                    hr = cp.provider->OpenAdapter(IID_IND2Adapter, id, reinterpret_cast<void **>(&adapter_));
+                if (FAILED(hr))
+                    why = cp.provider ? "provider " + provider + ": " + StatusName(hr)
+                                      : "provider " + provider + " does not load: " + cp.failure;
+            }
+            if (cp.provider) cp.provider->Release();
+        }
+        if (!adapter_) throw std::runtime_error(why);
+    }
     info_.InfoVersion = ND_VERSION_2;
     ULONG cb = sizeof info_;
     Check(adapter_->Query(&info_, &cb), "IND2Adapter::Query");
-    Check(adapter_->CreateOverlappedFile(&file_), "CreateOverlappedFile");
-    port_ = CreateIoCompletionPort(file_, nullptr, 0, 0);
-    if (!port_) throw std::runtime_error("CreateIoCompletionPort failed");
-    Check(adapter_->CreateCompletionQueue(IID_IND2CompletionQueue, file_, depth * 2 + 8, 0, 0,
-                                          reinterpret_cast<void **>(&cq_)),
-          "CreateCompletionQueue");
-    Check(adapter_->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, depth + 4, depth + 4, 1, 1, 0,
-                                    reinterpret_cast<void **>(&qp_)),
-          "CreateQueuePair");
-    Check(adapter_->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&connector_)),
-          "CreateConnector");
+    IOpenNdAdapterNotes *notes = nullptr;
+    if (SUCCEEDED(adapter_->QueryInterface(IID_IOpenNdAdapterNotes, reinterpret_cast<void **>(&notes)))) {
+        ULONG size = 0;
+        if (notes->GetNotes(nullptr, &size) == ND_BUFFER_OVERFLOW) {
+            std::string text(size, '\0');
+            if (SUCCEEDED(notes->GetNotes(text.data(), &size))) notes_ = text.c_str();
+        }
+        notes->Release();
+    }
 }
 
-uint16_t Endpoint::Listen(const kit::IpAddress &local, uint16_t port) {
-    Check(adapter_->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)), "CreateListener");
+std::string Adapter::DataPath() const {
+    std::string out;
+    for (size_t at = 0; at < notes_.size();) {
+        size_t end = notes_.find('\n', at);
+        std::string line = notes_.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        at = end == std::string::npos ? notes_.size() : end + 1;
+        if (line.rfind("other hosts", 0) == 0) continue;  // not about this path
+        out += (out.empty() ? "" : "; ") + line;
+    }
+    return out;
+}
+
+void Adapter::CheckTransport(const std::string &transport) const {
+    if (transport != "tcp" || notes_.empty()) return;
+    std::string path = DataPath();
+    for (char &ch : path) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (path.find("tcp") == std::string::npos)
+        std::fprintf(stderr, "ndperf: warning: --transport tcp, but the provider does not say it moves data over "
+                             "TCP; it says: %s\n", DataPath().c_str());
+}
+
+void Region::Reset() {
+    if (mr) {
+        OVERLAPPED ov{};
+        if (mr->Deregister(&ov) == ND_PENDING) mr->GetOverlappedResult(&ov, TRUE);
+        mr->Release();
+        mr = nullptr;
+    }
+    std::vector<char>().swap(bytes);
+}
+
+Listener::~Listener() {
+    if (listener_) listener_->Release();
+    if (file_) CloseHandle(file_);
+    if (port_) CloseHandle(port_);
+}
+
+uint16_t Listener::Listen(std::shared_ptr<Adapter> adapter, const kit::IpAddress &local, uint16_t port) {
+    adapter_ = std::move(adapter);
+    Check(adapter_->get()->CreateOverlappedFile(&file_), "CreateOverlappedFile");
+    port_ = CreateIoCompletionPort(file_, nullptr, 0, 0);
+    if (!port_) throw std::runtime_error("CreateIoCompletionPort failed");
+    Check(adapter_->get()->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)),
+          "CreateListener");
     kit::IpAddress a = local;
     kit::SetPort(a.sa(), port);
     Check(listener_->Bind(a.sa(), a.length()), "IND2Listener::Bind");
@@ -82,24 +142,86 @@ uint16_t Endpoint::Listen(const kit::IpAddress &local, uint16_t port) {
     return kit::Port(bound.sa());
 }
 
-void Endpoint::Accept(const void *pd, ULONG pd_len) {
-    OVERLAPPED ov{};
-    HRESULT hr = listener_->GetConnectionRequest(connector_, &ov);
-    if (hr == ND_PENDING) hr = listener_->GetOverlappedResult(&ov, TRUE);  // the server waits for a client
-    Check(hr, "GetConnectionRequest");
-    Check(Wait(connector_, &ov, connector_->Accept(qp_, 8, 8, pd, pd_len, &ov)), "Accept");
+IND2Connector *Listener::NewConnector() {
+    IND2Connector *c = nullptr;
+    Check(adapter_->get()->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&c)),
+          "CreateConnector");
+    return c;
 }
 
-void Endpoint::Connect(const kit::IpAddress &dest, const void *pd, ULONG pd_len) {
+bool Listener::Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms) {
     OVERLAPPED ov{};
-    Check(Wait(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 8, 8, pd, pd_len, &ov)),
+    HRESULT hr = listener_->GetConnectionRequest(c, &ov);
+    if (hr == ND_PENDING) {
+        // Packets of earlier accepts on this port are skipped: only ov counts.
+        uint64_t deadline = NowNs() + uint64_t(timeout_ms) * 1000000ull;
+        for (;;) {
+            DWORD n;
+            ULONG_PTR key;
+            OVERLAPPED *got = nullptr;
+            uint64_t now = NowNs();
+            DWORD wait = timeout_ms ? static_cast<DWORD>(now < deadline ? (deadline - now) / 1000000 + 1 : 0) : INFINITE;
+            GetQueuedCompletionStatus(port_, &n, &key, &got, wait);
+            if (got == &ov) break;
+            if (!got && timeout_ms && NowNs() >= deadline) {
+                listener_->CancelOverlappedRequests();
+                listener_->GetOverlappedResult(&ov, TRUE);
+                return false;
+            }
+        }
+        hr = listener_->GetOverlappedResult(&ov, FALSE);
+    }
+    Check(hr, "GetConnectionRequest");
+    *hello = Hello{};
+    ULONG len = sizeof *hello;
+    Check(c->GetPrivateData(hello, &len), "GetPrivateData");
+    if (len < sizeof *hello || hello->magic != kHelloMagic)
+        throw std::runtime_error("a connection request that is not from ndperf (or another version)");
+    return true;
+}
+
+Endpoint::~Endpoint() {
+    if (connector_) connector_->Release();
+    if (qp_) qp_->Release();
+    if (cq_) cq_->Release();
+    if (file_) CloseHandle(file_);
+    if (port_) CloseHandle(port_);
+}
+
+void Endpoint::Open(std::shared_ptr<Adapter> adapter, uint32_t depth, IND2Connector *connector) {
+    adapter_ = std::move(adapter);
+    connector_ = connector;
+    IND2Adapter *a = adapter_->get();
+    Check(a->CreateOverlappedFile(&file_), "CreateOverlappedFile");
+    port_ = CreateIoCompletionPort(file_, nullptr, 0, 0);
+    if (!port_) throw std::runtime_error("CreateIoCompletionPort failed");
+    Check(a->CreateCompletionQueue(IID_IND2CompletionQueue, file_, depth * 2 + 8, 0, 0,
+                                   reinterpret_cast<void **>(&cq_)),
+          "CreateCompletionQueue");
+    Check(a->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, depth + 4, depth + 4, 1, 1, 0,
+                             reinterpret_cast<void **>(&qp_)),
+          "CreateQueuePair");
+    if (!connector_)
+        Check(a->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&connector_)),
+              "CreateConnector");
+}
+
+void Endpoint::Accept() {
+    OVERLAPPED ov{};
+    Check(Wait(connector_, &ov, connector_->Accept(qp_, 8, 8, nullptr, 0, &ov)), "Accept");
+}
+
+void Endpoint::Connect(const kit::IpAddress &dest, const Hello &hello) {
+    OVERLAPPED ov{};
+    Check(Wait(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 8, 8, &hello, sizeof hello, &ov)),
           "Connect");
     Check(Wait(connector_, &ov, connector_->CompleteConnect(&ov)), "CompleteConnect");
 }
 
 void Endpoint::Register(Region &r, size_t size) {
+    r.Reset();
     r.bytes.assign(size ? size : 1, 0);
-    Check(adapter_->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&r.mr)),
+    Check(adapter_->get()->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&r.mr)),
           "CreateMemoryRegion");
     OVERLAPPED ov{};
     Check(Wait(r.mr, &ov,
@@ -114,7 +236,6 @@ void Endpoint::Disconnect() {
     OVERLAPPED ov{};
     Wait(connector_, &ov, connector_->Disconnect(&ov));
 }
-
 ND2_RESULT Endpoint::Next(bool blocking, uint64_t timeout_ms) {
     ND2_RESULT r;
     uint64_t deadline = 0;
@@ -168,6 +289,19 @@ ND2_RESULT Endpoint::NextOf(ND2_REQUEST_TYPE type, bool blocking) {
         if (r.RequestType == type) return r;
         stash_.push_back(r);  // another kind: kept for whoever waits for it
     }
+}
+
+bool Endpoint::Poll(ND2_RESULT *r) {
+    if (!stash_.empty()) {
+        *r = stash_.front();
+        stash_.pop_front();
+    } else if (cq_->GetResults(r, 1) != 1) {
+        return false;
+    }
+    if (FAILED(r->Status))
+        throw std::runtime_error("completion failed: " + StatusName(r->Status) + " (request type " +
+                                 std::to_string(r->RequestType) + ")");
+    return true;
 }
 
 }  // namespace ndperf

@@ -1,34 +1,88 @@
-// ndperf's ND endpoint: adapter, CQ bound to a completion port (for the
-// blocking mode), QP, connector, registered buffers, and bounded waits.
+// ndperf's ND objects: the adapter (shared by every connection of one side),
+// the listener, and the endpoint of one connection: CQ bound to a completion
+// port (for the blocking mode), QP, connector; registered buffers and
+// bounded waits.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ndsupport.h"
 #include "opennd/kit/address.h"
+#include "perf.h"
 
 namespace ndperf {
+
+// Throws std::runtime_error("<what> failed: <status>") if hr failed.
+void Check(HRESULT hr, const char *what);
+// Waits (polling, at most 30 s) for an operation that returned hr.
+HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr);
+
+class Adapter {
+public:
+    ~Adapter();
+    // The adapter for `local`: through the catalog entry named `provider`,
+    // or, if empty, the one NdOpenAdapter picks.
+    void Open(const opennd::kit::IpAddress &local, const std::string &provider);
+    IND2Adapter *get() { return adapter_; }
+    const ND2_ADAPTER_INFO &info() const { return info_; }
+    // What the provider says about how it moves data (IOpenNdAdapterNotes),
+    // one line; empty if it says nothing.
+    std::string DataPath() const;
+    // Warns if --transport asked for a path the provider's notes do not
+    // mention (tcp: a provider that ignores OPENND_SOFT_TRANSPORT would
+    // measure shared memory; the rows carry the notes too).
+    void CheckTransport(const std::string &transport) const;
+
+private:
+    IND2Adapter *adapter_ = nullptr;
+    ND2_ADAPTER_INFO info_{};
+    std::string notes_;
+};
 
 struct Region {
     std::vector<char> bytes;
     IND2MemoryRegion *mr = nullptr;
-    ~Region();
+    Region() = default;
+    Region(const Region &) = delete;
+    Region &operator=(const Region &) = delete;
+    ~Region() { Reset(); }
+    void Reset();  // deregisters and frees
     char *data() { return bytes.data(); }
     UINT32 local_token() const { return mr->GetLocalToken(); }
     UINT32 remote_token() const { return mr->GetRemoteToken(); }
 };
 
+// A listener with its own overlapped file and completion port; connectors
+// made with NewConnector report there too (the connect-rate server waits on it).
+class Listener {
+public:
+    ~Listener();
+    uint16_t Listen(std::shared_ptr<Adapter> adapter, const opennd::kit::IpAddress &local, uint16_t port);
+    IND2Connector *NewConnector();
+    // The next connection request into `c` and its Hello; false after
+    // `timeout_ms` without one (0: wait for ever).
+    bool Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms);
+    HANDLE file() { return file_; }
+    HANDLE port() { return port_; }
+    IND2Listener *get() { return listener_; }
+
+private:
+    std::shared_ptr<Adapter> adapter_;
+    IND2Listener *listener_ = nullptr;
+    HANDLE file_ = nullptr, port_ = nullptr;
+};
+
 class Endpoint {
 public:
     ~Endpoint();
-    // Throws std::runtime_error with the ND status name on failure.
-    void Open(const opennd::kit::IpAddress &local, uint32_t depth);
-    uint16_t Listen(const opennd::kit::IpAddress &local, uint16_t port);
-    void Accept(const void *pd, ULONG pd_len);
-    void Connect(const opennd::kit::IpAddress &dest, const void *pd, ULONG pd_len);
+    // `connector`: one to adopt (a server's, holding a request), else a new one.
+    void Open(std::shared_ptr<Adapter> adapter, uint32_t depth, IND2Connector *connector = nullptr);
+    void Accept();
+    void Connect(const opennd::kit::IpAddress &dest, const Hello &hello);
     void Register(Region &r, size_t size);
     void Disconnect();
 
@@ -36,25 +90,61 @@ public:
     ND2_RESULT Next(bool blocking, uint64_t timeout_ms = 10000);
     // Completions until one of `type` arrives (others must be successes).
     ND2_RESULT NextOf(ND2_REQUEST_TYPE type, bool blocking);
+    // One completion if there is one (never waits); throws on a failed one.
+    bool Poll(ND2_RESULT *r);
 
     IND2QueuePair *qp() { return qp_; }
-    const ND2_ADAPTER_INFO &info() const { return info_; }
+    const ND2_ADAPTER_INFO &info() const { return adapter_->info(); }
 
 private:
-    void Check(HRESULT hr, const char *what);
-    HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr);
-
-    IND2Adapter *adapter_ = nullptr;
+    std::shared_ptr<Adapter> adapter_;
     HANDLE file_ = nullptr, port_ = nullptr;
     IND2CompletionQueue *cq_ = nullptr;
     IND2QueuePair *qp_ = nullptr;
     IND2Connector *connector_ = nullptr;
-    IND2Listener *listener_ = nullptr;
-    ND2_ADAPTER_INFO info_{};
     std::deque<ND2_RESULT> stash_;
 };
 
+// "My buffer is here", in both directions.
+struct BufferAd {
+    uint64_t address;
+    uint32_t token;
+    uint32_t reserved;
+};
+
+// Bandwidth and message rate over every connection (stream.cpp). Both sides
+// register one region of `slots` slots and share it among the connections.
+struct StreamPlan {
+    Test test;
+    uint32_t size = 0;
+    uint32_t warmup = 0, iters = 0;  // per connection
+    uint32_t window = 1;
+    size_t slot = 1, slots = 1;
+    Region *local = nullptr;
+    BufferAd peer{};
+};
+size_t StreamSlots(Test t, uint32_t size, uint32_t window);
+// Client: warm-up, then `iters` operations per connection, `threads` threads.
+void RunStreamClient(const std::vector<Endpoint *> &eps, uint32_t threads, const StreamPlan &p, Result *res);
+// Server of send_bw: Prime posts the first receives (before the answer), Run
+// consumes warmup + iters messages per connection.
+void PrimeStreamServer(const std::vector<Endpoint *> &eps, const StreamPlan &p, std::vector<uint32_t> *posted);
+void RunStreamServer(const std::vector<Endpoint *> &eps, uint32_t threads, const StreamPlan &p,
+                     std::vector<uint32_t> *posted);
+// Posting helpers (stream.cpp); throw on failure.
+void PostRecv(Endpoint &ep, Region &r, size_t offset, size_t len);
+void PostSend(Endpoint &ep, Region &r, size_t offset, size_t len, ULONG flags = 0);
+void PostRdma(Endpoint &ep, bool write, Region &r, size_t offset, size_t len, const BufferAd &peer, size_t peer_off,
+              ULONG flags = 0);
+
+// The connect-rate server, from the first request on (connect_rate.cpp).
+int ServeConnectRate(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connector *first, const Hello &hello);
+
+// Fills the row's transport and data path from the options and the adapter.
+void Label(const Options &o, const Adapter &a, Result *r);
+
 uint64_t NowNs();
 std::string StatusName(HRESULT hr);
+opennd::kit::IpAddress ParseAddressOrThrow(const std::string &text);
 
 }  // namespace ndperf

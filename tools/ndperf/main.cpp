@@ -6,8 +6,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <sstream>
 #include <stdexcept>
 
 #include "perf.h"
@@ -16,83 +14,57 @@ using namespace ndperf;
 
 namespace {
 
-void Usage(FILE *f) {
-    std::fprintf(f,
-                 "usage: ndperf -s [options]          server\n"
-                 "       ndperf -c ADDRESS [options]  client (connects to the server's address)\n"
-                 "       ndperf --local [options]     both, as two processes on this host\n"
-                 "Measures NetworkDirect latency, bandwidth and message rate between two endpoints.\n"
-                 "  -a, --address IP     local address (server: where to listen; default 127.0.0.1; IPv6 ok)\n"
-                 "  -p, --port N         port (server: 0 picks one and prints it)\n"
-                 "  -t, --test LIST      comma list of send_lat, write_lat, read_lat (latency: half round\n"
-                 "                       trip for send/write, full for read) and send_bw, write_bw,\n"
-                 "                       read_bw (bandwidth and message rate); default send_lat\n"
-                 "  -S, --sizes LIST     message sizes in bytes, e.g. 8,4096,1048576 (K/M suffixes ok)\n"
-                 "      --sweep          sizes 1 B to 32 MiB in powers of 4\n"
-                 "  -n, --iters N        measured iterations (default: by size)\n"
-                 "  -w, --warmup N       warm-up iterations (default: iters/10)\n"
-                 "  -W, --window N       requests in flight for bandwidth tests (default 32)\n"
-                 "  -b, --blocking       wait with CQ Notify + completion port instead of polling\n"
-                 "      --json           JSON output\n"
-                 "  -h, --help           this text\n");
+// --transport: the ndsoft data path, chosen through its environment variables
+// before NdStartup, so the --local server (a fork) inherits it.
+void SelectTransport(const std::string &t) {
+    if (t.empty()) return;
+    unsetenv("OPENND_SOFT_CMA");
+    unsetenv("OPENND_SOFT_TRANSPORT");
+    if (t == "copy") setenv("OPENND_SOFT_CMA", "0", 1);
+    if (t == "tcp") setenv("OPENND_SOFT_TRANSPORT", "tcp", 1);
 }
 
-uint32_t ParseSize(const std::string &s) {
-    char *end = nullptr;
-    unsigned long v = std::strtoul(s.c_str(), &end, 10);
-    if (end && (*end == 'K' || *end == 'k')) v <<= 10;
-    if (end && (*end == 'M' || *end == 'm')) v <<= 20;
-    if (v > (1ul << 30)) throw std::runtime_error("size too large: " + s);
-    return static_cast<uint32_t>(v);
-}
-
-std::vector<std::string> Split(const std::string &s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
-Options Parse(int argc, char **argv, std::string *connect_to) {
-    Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::runtime_error("missing value for " + a);
-            return argv[++i];
-        };
-        if (a == "-s" || a == "--server") o.server = true;
-        else if (a == "-c" || a == "--client") *connect_to = value();
-        else if (a == "--local") o.local = true;
-        else if (a == "-a" || a == "--address") o.address = value();
-        else if (a == "-p" || a == "--port") o.port = static_cast<uint16_t>(std::stoi(value()));
-        else if (a == "--port-fd") o.port_fd = std::stoi(value());
-        else if (a == "-t" || a == "--test") {
-            o.tests.clear();
-            for (const auto &t : Split(value())) {
-                Test parsed;
-                if (!ParseTest(t, &parsed)) throw std::runtime_error("unknown test: " + t);
-                o.tests.push_back(parsed);
+// Forks the --local server; returns its pid and sets o->port to its port.
+// The server writes its port to the pipe, or port 0 and why it failed.
+pid_t StartLocalServer(Options *o) {
+    int p[2];
+    if (pipe(p) != 0) throw std::runtime_error("pipe failed");
+    std::fflush(nullptr);
+    pid_t child = fork();
+    if (child < 0) throw std::runtime_error("fork failed");
+    if (child == 0) {
+        close(p[0]);
+        Options so = *o;
+        so.server = true;
+        so.port_fd = p[1];
+        alarm(900);  // never outlive a run that went wrong
+        int r = 1;
+        try {
+            r = RunServer(so);
+        } catch (const std::exception &e) {
+            if (so.port_fd >= 0) {  // not started: the client says why
+                uint16_t zero = 0;
+                std::string why = e.what();
+                if (write(so.port_fd, &zero, sizeof zero) == sizeof zero)
+                    (void)!write(so.port_fd, why.data(), why.size());
+            } else {
+                std::fprintf(stderr, "ndperf server: %s\n", e.what());
             }
-        } else if (a == "-S" || a == "--sizes") {
-            o.sizes.clear();
-            for (const auto &s : Split(value())) o.sizes.push_back(ParseSize(s));
-        } else if (a == "--sweep") {
-            o.sizes.clear();
-            for (uint32_t s = 1; s <= (32u << 20); s *= 4) o.sizes.push_back(s);
-            o.sizes.push_back(32u << 20);
-        } else if (a == "-n" || a == "--iters") o.iters = static_cast<uint32_t>(std::stoul(value()));
-        else if (a == "-w" || a == "--warmup") o.warmup = static_cast<uint32_t>(std::stoul(value()));
-        else if (a == "-W" || a == "--window") o.window = std::max(1u, static_cast<uint32_t>(std::stoul(value())));
-        else if (a == "-b" || a == "--blocking") o.blocking = true;
-        else if (a == "--json") o.json = true;
-        else if (a == "-h" || a == "--help") {
-            Usage(stdout);
-            std::exit(0);
-        } else throw std::runtime_error("unknown option: " + a);
+        }
+        NdCleanup();
+        _exit(r);
     }
-    return o;
+    close(p[1]);
+    uint16_t port = 0;
+    ssize_t n = read(p[0], &port, sizeof port);
+    std::string why;
+    char buf[512];
+    for (ssize_t got; n == sizeof port && port == 0 && (got = read(p[0], buf, sizeof buf)) > 0;) why.append(buf, got);
+    close(p[0]);
+    if (n != sizeof port || port == 0)
+        throw std::runtime_error("the server did not start" + (why.empty() ? std::string() : ": " + why));
+    o->port = port;
+    return child;
 }
 
 }  // namespace
@@ -101,16 +73,19 @@ int main(int argc, char **argv) {
     std::string connect_to;
     Options o;
     try {
-        o = Parse(argc, argv, &connect_to);
+        o = ParseOptions(argc, argv, &connect_to);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "ndperf: %s\n", e.what());
         Usage(stderr);
         return 2;
     }
-    if (!o.server && !o.local && connect_to.empty()) {
+    bool needs_peer = o.mode != Mode::Mr;
+    if (needs_peer && !o.server && !o.local && connect_to.empty()) {
         Usage(stderr);
         return 2;
     }
+    if (o.progress < 0) o.progress = isatty(2) && !o.server ? 1 : 0;
+    SelectTransport(o.transport);
     if (FAILED(NdStartup())) {
         std::fprintf(stderr, "ndperf: NdStartup failed\n");
         return 1;
@@ -118,44 +93,23 @@ int main(int argc, char **argv) {
     int rc = 0;
     pid_t child = -1;
     try {
+        std::vector<Result> results;
         if (o.server) {
             rc = RunServer(o);
         } else {
-            if (o.local) {
-                int p[2];
-                if (pipe(p) != 0) throw std::runtime_error("pipe failed");
-                child = fork();
-                if (child == 0) {
-                    close(p[0]);
-                    Options so = o;
-                    so.server = true;
-                    so.port_fd = p[1];
-                    alarm(600);
-                    int r = 1;
-                    try {
-                        r = RunServer(so);
-                    } catch (const std::exception &e) {
-                        std::fprintf(stderr, "ndperf server: %s\n", e.what());
-                    }
-                    NdCleanup();
-                    _exit(r);
-                }
-                close(p[1]);
-                uint16_t port = 0;
-                if (read(p[0], &port, sizeof port) != sizeof port) throw std::runtime_error("the server did not start");
-                close(p[0]);
-                o.port = port;
-            } else {
-                o.address = connect_to;
-            }
-            std::vector<Result> results;
-            rc = RunClient(o, &results);
+            if (needs_peer && o.local) child = StartLocalServer(&o);
+            if (!connect_to.empty()) o.address = connect_to;
+            if (o.mode == Mode::Mr) rc = RunMr(o, &results);
+            else if (o.mode == Mode::ConnectRate) rc = RunConnectRateClient(o, &results);
+            else rc = RunClient(o, &results);
+            Progress(o, "");
             if (o.json)
                 PrintJson(results);
             else
-                PrintTable(results);
+                PrintTable(o, results);
         }
     } catch (const std::exception &e) {
+        Progress(o, "");
         std::fprintf(stderr, "ndperf: %s\n", e.what());
         rc = 1;
     }

@@ -1,0 +1,167 @@
+"""The tables bench/compare prints, and writes as Markdown (table.md, which
+bench/update-readme puts into README.md): latency and bandwidth by message
+size with ratios to the raw shared-memory limit, then message rate, memory
+registration and connection setup. A section is (title, header, rows,
+footnote); rows are lists of strings, '-' not measured, 'FAIL' failed."""
+
+import re
+
+from .common import fmt_size
+
+REFERENCE = "raw shm memcpy"  # the ratios' denominator: a two-copy shared-memory transport
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    a = abs(v)
+    return f"{v:.0f}" if a >= 1000 else f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 10 else \
+        f"{v:.3f}" if a >= 0.01 else f"{v:.2g}"
+
+
+def _values(records, kind):
+    """{(label, size): value} of the ok records of one kind, and the failed keys."""
+    ok, failed = {}, {}
+    for r in records:
+        if r["kind"] != kind:
+            continue
+        if r["status"] == "ok":
+            ok[(r["label"], r["size"])] = r
+        else:
+            failed[r["label"]] = min(r["size"], failed.get(r["label"], r["size"]))
+    return ok, failed
+
+
+def _labels(records, kinds):
+    return list(dict.fromkeys(r["label"] for r in records if r["kind"] in kinds))
+
+
+def ratio_size(bw_sizes):
+    return 1024 * 1024 if 1024 * 1024 in bw_sizes else bw_sizes[len(bw_sizes) // 2]
+
+
+def main_section(records, lat_sizes, bw_sizes):
+    lat, lat_failed = _values(records, "latency")
+    bw, bw_failed = _values(records, "bandwidth")
+    rs = ratio_size(bw_sizes)
+    header = [""] + [f"lat {fmt_size(s)}" for s in lat_sizes] + [f"bw {fmt_size(s)}" for s in bw_sizes] + \
+        [f"lat {fmt_size(lat_sizes[0])} ×raw", f"bw {fmt_size(rs)} ×raw"]
+    ref_lat, ref_bw = lat.get((REFERENCE, lat_sizes[0])), bw.get((REFERENCE, rs))
+    rows = []
+    for label in _labels(records, ("latency", "bandwidth")):
+        def cell(values, failed, size):
+            r = values.get((label, size))
+            if r:
+                return fmt(r["value"])
+            return "FAIL" if label in failed and size >= failed[label] else "-"
+        row = [cell(lat, lat_failed, s) for s in lat_sizes] + [cell(bw, bw_failed, s) for s in bw_sizes]
+        if all(c == "-" for c in row):
+            continue
+        a, b = lat.get((label, lat_sizes[0])), bw.get((label, rs))
+        row.append(fmt(a["value"] / ref_lat["value"]) if a and ref_lat and label != REFERENCE else "-")
+        row.append(fmt(b["value"] / ref_bw["value"]) if b and ref_bw and label != REFERENCE else "-")
+        rows.append([label] + row)
+    note = ("latency: µs, half a round trip, median (libfabric: mean, fi_pingpong reports no median; OpenND read: "
+            "one RDMA Read, a full round trip); bandwidth: GB/s = 1e9 B/s (ndbaseline median of samples, UCX and "
+            f"ndperf overall rate); ×raw: the row's figure over {REFERENCE}'s (latency: higher is slower; "
+            "bandwidth: lower is slower)")
+    return ("Latency and bandwidth", header, rows, note)
+
+
+def rate_section(records):
+    vals, failed = _values(records, "msgrate")
+    sizes = sorted({size for _, size in vals})
+    header = [""] + [f"{fmt_size(s)} Mmsg/s" for s in sizes]
+    rows = [[label] + [fmt(vals[(label, s)]["value"]) if (label, s) in vals else
+                       ("FAIL" if label in failed else "-") for s in sizes]
+            for label in _labels(records, ("msgrate",))]
+    return ("Message rate", header, rows,
+            "million messages per second with 32 requests in flight per connection (UCX: tag_bw)")
+
+
+def mr_section(records):
+    vals, failed = _values(records, "registration")
+    sizes = sorted({size for _, size in vals}) or sorted(set(failed.values()))
+    if not sizes:
+        return ("Memory registration", [""], [], "")
+    rate_sizes = sorted({sizes[0], sizes[-1]})
+    header = [""] + [f"Register {fmt_size(s)} µs" for s in sizes] + [f"Deregister {fmt_size(sizes[0])} µs"] + \
+        [f"pairs/s {fmt_size(s)}" for s in rate_sizes]
+    rows = []
+    for label in _labels(records, ("registration",)):
+        def cell(size, key=None):
+            r = vals.get((label, size))
+            if not r:
+                return "FAIL" if label in failed and size >= failed[label] else "-"
+            return fmt(r["value"] if key is None else r.get(key))
+        rows.append([label] + [cell(s) for s in sizes] + [cell(sizes[0], "dereg_median")] +
+                    [cell(s, "rate_per_s") for s in rate_sizes])
+    return ("Memory registration", header, rows,
+            "median latency of Register and of Deregister of one buffer, repeated; pairs/s: Register+Deregister "
+            "per second over all threads")
+
+
+def connect_section(records):
+    rows = []
+    for r in records:
+        if r["kind"] != "connect":
+            continue
+        if r["status"] == "ok":
+            rows.append([r["label"], fmt(r["value"]), fmt(r.get("median_us")), fmt(r.get("p99_us"))])
+        else:
+            rows.append([r["label"], "FAIL", "-", "-"])
+    return ("Connection setup", ["", "connections/s", "setup median µs", "setup p99 µs"], rows,
+            "each connection: CreateQueuePair, CreateConnector, Connect, CompleteConnect, Disconnect, Release; "
+            "setup: Connect to CompleteConnect done")
+
+
+def sections(records, lat_sizes, bw_sizes):
+    out = [main_section(records, lat_sizes, bw_sizes), rate_section(records), mr_section(records),
+           connect_section(records)]
+    return [s for s in out if s[2]]
+
+
+def failures(records):
+    return [f"{r['label']} / {r['operation']} at {fmt_size(r['size'])}: {r['error']}"
+            for r in records if r["status"] != "ok"]
+
+
+def text(records, lat_sizes, bw_sizes, notes=()):
+    lines = []
+    for title, header, rows, note in sections(records, lat_sizes, bw_sizes):
+        width = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
+        lines += ["", f"{title} ({note})" if len(note) < 60 else title]
+        for row in [header] + rows:
+            lines.append(f"{row[0]:{width[0]}}  " + " ".join(f"{c:>{max(width[i + 1], 9)}}"
+                                                             for i, c in enumerate(row[1:])))
+        if len(note) >= 60:
+            lines.append(f"({note})")
+    fails = failures(records)
+    if fails:
+        lines += ["", "failures:"] + [f"  {f}" for f in fails]
+    if notes:
+        lines += ["", "notes:"] + [f"  {n}" for n in notes]
+    return "\n".join(lines).lstrip("\n")
+
+
+def _version(text):
+    m = re.search(r"\d+\.\d+(\.\d+)?", text or "")
+    return m.group(0) if m else "-"
+
+
+def markdown(doc):
+    """table.md: a heading line saying where and when, then each section."""
+    m, tools = doc.get("machine", {}), doc.get("tools", {})
+    lines = [f"`bench/compare{' --quick' if doc.get('quick') else ''}` on {m.get('cpu_model') or '?'}, "
+             f"{m.get('cpus', '?')} CPUs, Linux {m.get('kernel', '?')}, {doc.get('generated', '?')[:10]} "
+             f"(load average at the start {m.get('loadavg_start', 0):.2f}; libfabric {_version(tools.get('libfabric'))}, "
+             f"UCX {_version(tools.get('ucx'))}); one run, so compare rows of the same run."]
+    for title, header, rows, note in sections(doc["records"], doc["lat_sizes"], doc["bw_sizes"]):
+        lines += ["", f"**{title}** ({note})", "", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+    fails = failures(doc["records"])
+    notes = doc.get("notes") or []
+    if fails or notes:
+        lines += [""] + [f"- failed: {f[:200]}" for f in fails] + [f"- {n[:200]}" for n in notes]
+    return "\n".join(lines) + "\n"

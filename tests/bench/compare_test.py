@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""bench/compare's own code: the tables and Markdown from made-up records,
+bench/update-readme on a scratch README, and a quick run of the ndperf
+runner against this build (every OpenND kind of row present, figures
+positive). Results are never judged. Usage: compare_test.py BUILD_DIR"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+sys.dont_write_bytecode = True
+
+from comparelib import tables  # noqa: E402
+from comparelib.common import record  # noqa: E402
+
+BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
+
+
+def made_up():
+    r = [record("ndbaseline", "raw shm memcpy", "shm", "pp", "latency", 8, 0.25),
+         record("ndbaseline", "raw shm memcpy", "shm", "bw", "bandwidth", 1 << 20, 20.0),
+         record("ndperf", "OpenND send (shm)", "shm", "send_lat", "latency", 8, 1.0),
+         record("ndperf", "OpenND send (shm)", "shm", "send_bw", "bandwidth", 1 << 20, 5.0),
+         record("ndperf", "OpenND send (shm)", "shm", "send_bw", "msgrate", 8, 3.5),
+         record("ndperf", "OpenND Register (1 thread)", "shm", "register", "registration", 4096, 4.5,
+                dereg_median=1.7, rate_per_s=150000),
+         record("ndperf", "OpenND connect (shm, 16 at once)", "shm", "connect", "connect", 0, 1300.0, median_us=8000.0,
+                p99_us=12000.0),
+         record("libfabric", "libfabric tcp (rdm)", "tcp", "pp", "latency", 8, error="it broke")]
+    return {"quick": True, "generated": "2026-11-30T10:00:00", "machine": {"cpu_model": "cpu", "cpus": 2},
+            "tools": {}, "lat_sizes": [8], "bw_sizes": [1 << 20], "notes": ["tcp left out"], "records": r}
+
+
+class Tables(unittest.TestCase):
+    def test_sections_and_ratios(self):
+        doc = made_up()
+        text = tables.text(doc["records"], doc["lat_sizes"], doc["bw_sizes"], doc["notes"])
+        for want in ("Latency and bandwidth", "Message rate", "Memory registration", "Connection setup",
+                     "OpenND send (shm)", "failures:", "it broke", "tcp left out"):
+            self.assertIn(want, text)
+        main = tables.main_section(doc["records"], [8], [1 << 20])
+        row = next(r for r in main[2] if r[0] == "OpenND send (shm)")
+        self.assertEqual(row[-2:], ["4.000", "0.250"])  # 1.0 / 0.25 and 5 / 20
+        failed = next(r for r in main[2] if r[0] == "libfabric tcp (rdm)")
+        self.assertEqual(failed[1], "FAIL")
+
+    def test_markdown(self):
+        md = tables.markdown(made_up())
+        self.assertTrue(md.startswith("`bench/compare --quick` on cpu, 2 CPUs"))
+        self.assertIn("| OpenND connect (shm, 16 at once) | 1300 | 8000 | 12000 |", md)
+        self.assertIn("- failed: libfabric tcp (rdm)", md)
+        for line in md.splitlines():
+            if line.startswith("|"):
+                self.assertTrue(line.endswith("|"), line)
+
+
+class UpdateReadme(unittest.TestCase):
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, os.path.join(REPO, "bench", "update-readme")] + list(args),
+                              capture_output=True, text=True, timeout=60)
+
+    def test_replaces_between_markers(self):
+        with tempfile.TemporaryDirectory() as d:
+            table, readme = os.path.join(d, "table.md"), os.path.join(d, "README.md")
+            with open(table, "w") as f:
+                f.write("| a |\n|---|\n| 1 |\n")
+            with open(readme, "w") as f:
+                f.write("top\n<!-- bench/compare:begin -->\nold\n<!-- bench/compare:end -->\nbottom\n")
+            p = self.run_tool(table, readme)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(readme) as f:
+                self.assertEqual(f.read(), "top\n<!-- bench/compare:begin -->\n| a |\n|---|\n| 1 |\n"
+                                           "<!-- bench/compare:end -->\nbottom\n")
+            with open(readme, "w") as f:
+                f.write("no markers\n")
+            self.assertEqual(self.run_tool(table, readme).returncode, 1)
+        self.assertEqual(self.run_tool().returncode, 2)
+
+
+class QuickNdperfRun(unittest.TestCase):
+    def test_every_opennd_kind(self):
+        if not os.access(os.path.join(BUILD, "bin", "ndperf"), os.X_OK):
+            self.skipTest(f"no ndperf in {BUILD}/bin")
+        with tempfile.TemporaryDirectory() as out:
+            p = subprocess.run([sys.executable, os.path.join(REPO, "bench", "compare"), "--quick", "--no-install",
+                                "--only", "ndperf", "--markdown", "--build", BUILD, "--out", out],
+                               capture_output=True, text=True, timeout=280)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            with open(os.path.join(out, "results.json")) as f:
+                doc = json.load(f)
+            with open(os.path.join(out, "table.md")) as f:
+                md = f.read()
+        records = doc["records"]
+        bad = [r for r in records if r["status"] != "ok"]
+        self.assertEqual(bad, [])
+        for r in records:
+            self.assertTrue(math.isfinite(r["value"]) and r["value"] > 0, r)
+        kinds = {r["kind"] for r in records}
+        self.assertEqual(kinds, {"latency", "bandwidth", "msgrate", "registration", "connect"})
+        labels = {r["label"] for r in records}
+        for want in ("OpenND send (shm)", "OpenND write (copy)", "OpenND send (shm, blocking)",
+                     "OpenND write (shm, 4 QPs, 2 threads)", "OpenND Register (2 threads)"):
+            self.assertIn(want, labels)
+        self.assertIn("| OpenND read (copy) |", md)
+        self.assertIn("**Connection setup**", md)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        BUILD = sys.argv.pop(1)
+    unittest.main(verbosity=2)
