@@ -54,7 +54,9 @@ std::string DataPathNotes() {
         if (fscanf(f, "%d", &scope) != 1) scope = -1;
         fclose(f);
     }
-    if (off && off[0] == '0')
+    if (tcp_forced)
+        notes += "\nlarge transfers and RDMA Read/Write: in FPDUs on the stream, placed by the target's provider";
+    else if (off && off[0] == '0')
         notes += "\nlarge transfers: copied through the rings (OPENND_SOFT_CMA=0)";
     else if (scope <= 0)
         notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach (process_vm_readv/writev), one copy";
