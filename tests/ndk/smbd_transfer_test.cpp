@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "file_protocol.h"
 #include "smbd_test_raw.h"
@@ -41,34 +42,57 @@ struct RawClientSession {
 
 }  // namespace
 
-TEST(SmbdCredits, SenderWithoutCreditsWaitsAndTimesOut) {
+TEST(SmbdCredits, LastCreditOnlyGoesWithAGrant) {
     // The raw server grants 3 credits once and never again. The library uses
-    // one to grant its own credits, then two for data (the last asks for a
-    // response), and the third Send must wait: it times out.
+    // one to grant its own credits (the raw side then holds all it can be
+    // granted), one for data (which leaves one credit and nothing to grant
+    // with it, so it asks for a response), and keeps the last: MS-SMBD
+    // 3.1.5.1 spends it only on a message that grants credits. Spent on one
+    // granting nothing, it could leave both sides without credits for good
+    // (both send, each grants nothing because its receives wait to be
+    // reposted or its view of the peer's credits lags, and each uses its last
+    // credit: SmbdTransfer.BothSidesSendAtOnce).
     RawPeer raw;
     smbd::Endpoint client;
     std::unique_ptr<smbd::Connection> c;
     ASSERT_EQ(ConnectToRawServer(GoodRawResponse(3), &raw, &client, &c, Limits{}), STATUS_SUCCESS);
     std::vector<uint8_t> m(100, 1);
     EXPECT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS);
-    EXPECT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS);
-    EXPECT_EQ(c->send_credits(), 0);
+    EXPECT_EQ(c->send_credits(), 1);
     const auto start = Clock::now();
-    EXPECT_EQ(c->Send(m.data(), m.size(), 0, 300), STATUS_IO_TIMEOUT);
+    EXPECT_EQ(c->Send(m.data(), m.size(), 0, 300), STATUS_IO_TIMEOUT);  // nothing to grant with the last credit
     EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(250));
-    std::vector<smbd::DataHeader> got;
-    std::vector<uint8_t> bytes;
-    while (raw.Receive(&bytes, std::chrono::milliseconds(300))) {
-        smbd::DataHeader h;
-        ASSERT_EQ(smbd::CheckDataTransfer(bytes.data(), bytes.size(), 1 << 20, &h), STATUS_SUCCESS);
-        got.push_back(h);
-    }
-    ASSERT_EQ(got.size(), 3u);  // never more than the credits granted
+    auto drain = [&raw] {
+        std::vector<smbd::DataHeader> got;
+        std::vector<uint8_t> bytes;
+        while (raw.Receive(&bytes, std::chrono::milliseconds(300))) {
+            smbd::DataHeader h;
+            EXPECT_EQ(smbd::CheckDataTransfer(bytes.data(), bytes.size(), 1 << 20, &h), STATUS_SUCCESS);
+            got.push_back(h);
+        }
+        return got;
+    };
+    std::vector<smbd::DataHeader> got = drain();
+    ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0].data_length, 0u);
     EXPECT_GT(got[0].credits_granted, 0);  // the grant
-    EXPECT_EQ(got[1].flags & smbd::kFlagResponseRequested, 0);
-    EXPECT_EQ(got[2].flags & smbd::kFlagResponseRequested, smbd::kFlagResponseRequested);
-    // Granting one more credit lets the waiting data go.
+    EXPECT_EQ(got[1].data_length, 100u);
+    EXPECT_EQ(got[1].credits_granted, 0);  // the raw side holds all it can be granted
+    EXPECT_EQ(got[1].flags & smbd::kFlagResponseRequested, smbd::kFlagResponseRequested);  // one credit left
+    // A message from the peer (granting nothing) frees one of the library's
+    // receives: a Send waiting with the last credit goes as soon as that
+    // receive is posted again, granting it.
+    auto waiting = std::async(std::launch::async, [&] { return c->Send(m.data(), m.size(), 0, 5000); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // usually waiting by now
+    raw.Send(RawPeer::Data(8, 0, 0, 0, 0, {}));
+    EXPECT_EQ(waiting.get(), STATUS_SUCCESS);
+    EXPECT_EQ(c->send_credits(), 0);
+    got = drain();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].data_length, 100u);
+    EXPECT_EQ(got[0].credits_granted, 1);
+    EXPECT_EQ(got[0].flags & smbd::kFlagResponseRequested, smbd::kFlagResponseRequested);
+    // Granted one credit, the library can send again.
     raw.Send(RawPeer::Data(8, 1, 0, 0, 0, {}));
     EXPECT_EQ(c->Send(m.data(), m.size()), STATUS_SUCCESS);
 }
@@ -129,6 +153,33 @@ TEST(SmbdTransfer, FragmentationAndReassembly) {
     std::vector<uint8_t> too_big((1u << 20) + 1);
     EXPECT_EQ(c->Send(too_big.data(), too_big.size()), STATUS_INVALID_PARAMETER);
     EXPECT_EQ(c->Send(too_big.data(), 0), STATUS_INVALID_PARAMETER);
+}
+
+TEST(SmbdTransfer, BothSidesSendAtOnce) {
+    // Few credits, fragmented messages both ways at the same time: each side
+    // sends while its receives wait to be reposted and the peer's messages
+    // wait to be drained, so fragments often grant nothing. Before the credit
+    // rules (smbd_transfer.cpp) both sides regularly ended with no credit, or
+    // one with a single credit and nothing to grant with it.
+    SmbdServer server;
+    ASSERT_TRUE(server.Start(Small()));
+    smbd::Endpoint client;
+    ASSERT_TRUE(client.Open("127.0.0.1"));
+    std::unique_ptr<smbd::Connection> c;
+    ASSERT_EQ(client.Connect("", server.port, Small(), &c), STATUS_SUCCESS);
+    ASSERT_EQ(server.result.get(), STATUS_SUCCESS);
+    for (int round = 0; round < 4; ++round) {
+        std::vector<uint8_t> a(256 * 1024 + round), b(200 * 1024 + round), got;
+        for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 3 + round);
+        for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(i * 5 + round);
+        auto back = std::async(std::launch::async, [&] { return server.connection->Send(b.data(), b.size(), 0, 5000); });
+        ASSERT_EQ(c->Send(a.data(), a.size(), 0, 5000), STATUS_SUCCESS) << round;
+        ASSERT_EQ(back.get(), STATUS_SUCCESS) << round;
+        ASSERT_EQ(server.connection->Receive(&got, 5000), STATUS_SUCCESS) << round;
+        EXPECT_TRUE(got == a) << round;
+        ASSERT_EQ(c->Receive(&got, 5000), STATUS_SUCCESS) << round;
+        EXPECT_TRUE(got == b) << round;
+    }
 }
 
 TEST(SmbdTransfer, MultiMegabyteCopyWithChecksums) {

@@ -13,8 +13,10 @@
 // grant (receives posted, one spare never granted, minus those the peer
 // holds). A message arriving when the peer holds none is a protocol error. An
 // empty message grants credits when the peer asked (RESPONSE_REQUESTED, set
-// on a data message that uses the last credit), holds none, or sent data
-// while holding less than half its target.
+// on a message that leaves the sender unable to send on its own), holds
+// none, or sent data while holding less than half its target. The last credit
+// goes only with a message that grants some (3.1.5.1), so the two sides never
+// both end with none (the rules: CanSendLocked in smbd_transfer.cpp).
 //
 // Threads: Send/Receive/RDMA calls from any application threads (not from
 // NDK callbacks); `mu_` guards the state and serialises SQ posts; RQ posts
@@ -106,6 +108,9 @@ private:
     void PostReceive(size_t slot);
     void TrySendGrantsLocked();
     uint16_t GrantableLocked() const;
+    bool CanSendLocked() const;                            // credit rules (smbd_transfer.cpp)
+    DataHeader CreditFieldsLocked(bool grant_only) const;  // a message's CreditsGranted and flags
+    void MessageSentLocked(const DataHeader &h);
     NTSTATUS PostMessageLocked(size_t slot, const DataHeader &h, const uint8_t *payload, uint32_t invalidate_token);
     int FreeSendSlotLocked() const;
     bool SendsIdleLocked() const;

@@ -85,10 +85,12 @@ void Connection::PostReceive(size_t slot) {
     sge.MemoryRegionToken = receive_pool_.mr->Dispatch->NdkGetLocalTokenFromMr(receive_pool_.mr);
     NTSTATUS s = qp_->Dispatch->NdkReceive(qp_, &receive_ctx_[slot], &sge, 1);
     std::lock_guard<std::mutex> lock(mu_);
-    if (NT_SUCCESS(s))
+    if (NT_SUCCESS(s)) {
         ++posted_;
-    else
+        cv_.notify_all();  // one more credit to grant: a Send holding its last credit may go (CanSendLocked)
+    } else {
         FailLocked(s);
+    }
 }
 
 void Connection::OnReceiveLocked(size_t slot, const NDK_RESULT_EX &r) {
@@ -142,25 +144,68 @@ bool Connection::SendsIdleLocked() const {
     return std::none_of(send_busy_.begin(), send_busy_.end(), [](bool b) { return b; });
 }
 
+// Every message takes one of our credits, and every message is a chance to
+// grant. Three rules keep both sides able to send. (A simulation of both
+// sides, with messages in flight, reposts pending and sends racing, found
+// sides waiting forever without rule 1 or 3, grant messages exchanged
+// endlessly at receive_credit_max 2 without rule 2, and neither with all.)
+//  1. The last credit goes only with a message that grants credits (MS-SMBD
+//     3.1.5.1: "If Connection.SendCredits is 1 and the CreditsGranted field
+//     of the message is 0, stop processing"). Without it both sides could end
+//     with none for good: what we can grant is counted from receives posted
+//     now, and receives that completed are reposted by the callback thread
+//     after it releases mu_ (while Send may hold mu_ for a burst of
+//     fragments), and the peer's messages not drained yet still count as
+//     credits it holds; so fragments often grant nothing, and each side
+//     spending its last credit on one left the connection silent (the
+//     SmbdTransfer tests timed out in 15-25% of runs).
+//  2. A message that leaves us one credit keeps one receive back from its
+//     grant, so that credit can go later under rule 1 without help.
+//  3. A message that leaves us unable to send on our own (no credit left, or
+//     one and nothing to grant with it) asks for a response: only the peer can
+//     give us credits or free one of our receives, and it may have no other
+//     reason to send (a grant message as much as data: we may want to send
+//     data later).
+bool Connection::CanSendLocked() const {
+    return send_credits_ > 1 || (send_credits_ == 1 && GrantableLocked() > 0);
+}
+
+DataHeader Connection::CreditFieldsLocked(bool grant_only) const {
+    DataHeader h;
+    h.credits_requested = limits_.send_credit_target;
+    const uint16_t grantable = GrantableLocked();
+    uint16_t grant = grantable;
+    if (send_credits_ == 2 && grant > (grant_only ? 1 : 0)) --grant;  // rule 2
+    h.credits_granted = grant;
+    const uint32_t left = send_credits_ - 1;
+    if (left == 0 || (left == 1 && grant == grantable)) h.flags |= kFlagResponseRequested;  // rule 3
+    return h;
+}
+
+void Connection::MessageSentLocked(const DataHeader &h) {
+    --send_credits_;
+    granted_ += h.credits_granted;
+    if (h.credits_granted) {  // only a grant answers the peer asking for credits
+        response_requested_ = false;
+        data_since_grant_ = false;
+    }
+}
+
 void Connection::TrySendGrantsLocked() {
     if (!negotiated_done_ || failed_ != STATUS_SUCCESS || closing_ || send_credits_ == 0) return;
     const uint16_t grantable = GrantableLocked();
+    // Nothing to grant: our view has the peer holding every credit we can
+    // give, so it has messages on the way that free receives (we are called
+    // again when they arrive). An empty grant would not help it, and could
+    // take our last credit (rule 1).
+    if (grantable == 0) return;
     const uint32_t half_target = std::min<uint32_t>(peer_target_, limits_.receive_credit_max) / 2;
     const bool peer_short = granted_ == 0 || (data_since_grant_ && granted_ < half_target);
     if (!response_requested_ && !(grantable >= 2 && peer_short)) return;
     int slot = FreeSendSlotLocked();
     if (slot < 0) return;  // retried when a send completes
-    DataHeader h;
-    h.credits_requested = limits_.send_credit_target;
-    h.credits_granted = grantable;
-    --send_credits_;
-    if (!NT_SUCCESS(PostMessageLocked(size_t(slot), h, nullptr, 0))) {
-        ++send_credits_;
-        return;
-    }
-    granted_ += grantable;
-    response_requested_ = false;
-    data_since_grant_ = false;
+    const DataHeader h = CreditFieldsLocked(true);
+    if (NT_SUCCESS(PostMessageLocked(size_t(slot), h, nullptr, 0))) MessageSentLocked(h);
 }
 
 NTSTATUS Connection::PostMessageLocked(size_t slot, const DataHeader &h, const uint8_t *payload,
@@ -196,27 +241,19 @@ NTSTATUS Connection::Send(const void *data, size_t length, uint32_t invalidate_t
     std::unique_lock<std::mutex> lock(mu_);
     for (size_t sent = 0; sent < length;) {
         bool ready = cv_.wait_until(lock, deadline, [&] {
-            return failed_ != STATUS_SUCCESS || closing_ || (send_credits_ > 0 && FreeSendSlotLocked() >= 0);
+            return failed_ != STATUS_SUCCESS || closing_ || (CanSendLocked() && FreeSendSlotLocked() >= 0);
         });
         if (failed_ != STATUS_SUCCESS) return failed_;
         if (closing_) return STATUS_CANCELLED;
         if (!ready) return STATUS_IO_TIMEOUT;  // no credit granted in time
-        DataHeader h;
-        h.credits_requested = limits_.send_credit_target;
-        h.credits_granted = GrantableLocked();
+        DataHeader h = CreditFieldsLocked(false);
         h.data_offset = kDataOffset;
         h.data_length = static_cast<uint32_t>(std::min(chunk, length - sent));
         h.remaining_data_length = static_cast<uint32_t>(length - sent - h.data_length);
-        if (--send_credits_ == 0) h.flags |= kFlagResponseRequested;  // our last credit: ask for more
         NTSTATUS s = PostMessageLocked(size_t(FreeSendSlotLocked()), h, bytes + sent,
                                        h.remaining_data_length == 0 ? invalidate_token : 0);
-        if (!NT_SUCCESS(s)) {
-            ++send_credits_;
-            return s;
-        }
-        granted_ += h.credits_granted;
-        response_requested_ = false;
-        data_since_grant_ = false;
+        if (!NT_SUCCESS(s)) return s;
+        MessageSentLocked(h);
         sent += h.data_length;
     }
     ++messages_sent_;
