@@ -23,6 +23,10 @@ std::shared_ptr<Engine> Engine::Create() {
     std::shared_ptr<Engine> e(new Engine);
     if (!e->mrs_.ok()) return nullptr;
     Loop &loop = *e->loop_;
+    // OPENND_SOFT_ARMED_POLL_MS (default 200) lets a test make a lost wake-up
+    // obvious. Read per engine (per adapter), not once per process, so a test
+    // can set it for the adapters it opens whatever ran before it.
+    if (const char *s = getenv("OPENND_SOFT_ARMED_POLL_MS"); s && *s) loop.armed_poll_ms = std::max(1, std::atoi(s));
     loop.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (loop.wake_fd < 0 || loop.epoll_fd < 0) return nullptr;
@@ -174,13 +178,8 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
         if (loop->stop.load()) return;
         epoll_event events[16];
         // While armed, a timeout bounds how late a send timeout is noticed; a
-        // lost wake-up would show as this delay (OPENND_SOFT_ARMED_POLL_MS,
-        // default 200, lets a test make it obvious).
-        static const int armed_ms = [] {
-            const char *s = getenv("OPENND_SOFT_ARMED_POLL_MS");
-            return s && *s ? std::max(1, std::atoi(s)) : 200;
-        }();
-        int timeout = armed ? armed_ms : 1000;
+        // lost wake-up would show as this delay (Loop::armed_poll_ms).
+        int timeout = armed ? loop->armed_poll_ms : 1000;
         {
             std::shared_ptr<Engine> e = weak.lock();
             if (e && e->timers_.load() > 0) timeout = std::min(timeout, 10);

@@ -93,6 +93,7 @@ private:
     struct Loop {
         int wake_fd = -1;
         int epoll_fd = -1;
+        int armed_poll_ms = 200;  // OPENND_SOFT_ARMED_POLL_MS when the engine was created
         std::atomic<bool> stop{false};
         ~Loop();
     };

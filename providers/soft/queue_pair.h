@@ -33,6 +33,30 @@ namespace soft {
 
 class SharedReceiveQueue;
 
+// Lets many threads ask for one kind of progress (the progress thread on a
+// wake-up, GetResults, posting) while one at a time makes it, without losing
+// a request. A caller that finds another at work must not simply leave: what
+// brought it (a message published, a Send consumed) may have come after the
+// other's last look, and then nobody looks until the next wake-up, which may
+// never come (the peer is done) or the progress thread's armed poll timeout
+// (200 ms; OPENND_SOFT_ARMED_POLL_MS). Requests are counted instead: the one
+// that finds none running makes passes until no request came during one.
+class ProgressGate {
+public:
+    template <class Pass>
+    void Run(Pass pass) {
+        if (requests_.fetch_add(1, std::memory_order_acq_rel) != 0) return;  // the running pass repeats for us
+        for (;;) {
+            const uint32_t answered = requests_.load(std::memory_order_acquire);
+            pass();
+            if (requests_.fetch_sub(answered, std::memory_order_acq_rel) == answered) return;
+        }
+    }
+
+private:
+    std::atomic<uint32_t> requests_{0};
+};
+
 struct PostedReceive {
     void *context;
     uint32_t nsge;
@@ -177,6 +201,8 @@ private:
 
     void ProgressSend();
     void ProgressReceive();
+    void ProgressSendPass();     // under send_gate_: takes tx_mu_
+    void ProgressReceivePass();  // under receive_gate_: takes rx_mu_
     // TCP variants of posting (queue_pair_tcp.cpp).
     HRESULT TcpSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags);
     HRESULT TcpOneSided(bool write, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
@@ -227,12 +253,14 @@ private:
     std::atomic<uint32_t> idle_polls_{0};
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()
     std::deque<Backlog> backlog_;
+    ProgressGate send_gate_;  // ProgressSend: never called with tx_mu_ held
 
     std::mutex rx_mu_;
     RingConsumer consumer_;
     std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
     std::deque<PostedReceive> receives_;
     Reassembly reassembly_;
+    ProgressGate receive_gate_;  // ProgressReceive: never called with rx_mu_ held
 };
 
 }  // namespace soft

@@ -130,8 +130,15 @@ void QueuePair::ProgressSend() {
             NowMs() - oldest <= kSendTimeoutMs)
             return;  // nothing new, nothing due
     }
-    std::unique_lock<std::mutex> lock(tx_mu_, std::try_to_lock);
-    if (!lock.owns_lock() || !conn_) return;
+    // Not a try-lock that gives up: a wake-up for a Send the peer just
+    // consumed, arriving while the application posts (tx_mu_ held), was lost
+    // that way, and the completion waited for the armed poll timeout.
+    send_gate_.Run([this] { ProgressSendPass(); });
+}
+
+void QueuePair::ProgressSendPass() {
+    std::unique_lock<std::mutex> lock(tx_mu_);
+    if (!conn_) return;
     bool was_connected = state() == State::Connected;
     ReapLocked();
     while (!backlog_.empty() && state() == State::Connected) {
@@ -255,8 +262,11 @@ void QueuePair::ProgressReceive() {
     // conn_ is set before the state leaves Idle (release/acquire on state_).
     if (!conn_->channel || !RingConsumer(conn_->channel.get(), 1 - conn_->side).PublishedAt(rx_pos_.load(std::memory_order_relaxed)))
         return;  // nothing new: no lock
-    std::unique_lock<std::mutex> lock(rx_mu_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
+    receive_gate_.Run([this] { ProgressReceivePass(); });  // see ProgressSend
+}
+
+void QueuePair::ProgressReceivePass() {
+    std::unique_lock<std::mutex> lock(rx_mu_);
     bool failed = false;
     while (MsgHeader *m = consumer_.Peek()) {
         if (m->type >= MsgType::SendFragment && m->type <= MsgType::ReadResponse) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "file_protocol.h"
@@ -179,6 +180,35 @@ TEST(SmbdTransfer, BothSidesSendAtOnce) {
         EXPECT_TRUE(got == a) << round;
         ASSERT_EQ(c->Receive(&got, 5000), STATUS_SUCCESS) << round;
         EXPECT_TRUE(got == b) << round;
+    }
+}
+
+TEST(SmbdTransfer, NoWakeUpLostWhileTheApplicationPosts) {
+    // Bursts of fragments fill the send slots, so Sends wait for the
+    // completions of earlier ones; the application posts while the peer
+    // consumes. A wake-up the provider loses then leaves the completions
+    // waiting for the progress thread's armed poll: 200 ms by default,
+    // stretched here to 20 s for these adapters, beyond the 5 s waits.
+    // The shared-memory rings' wake-ups only: the TCP path is woken by its
+    // sockets and timers, and has not been checked without the poll.
+    const char *transport = getenv("OPENND_SOFT_TRANSPORT");
+    if (transport && std::string(transport) == "tcp") GTEST_SKIP() << "checks the shared-memory path";
+    setenv("OPENND_SOFT_ARMED_POLL_MS", "20000", 1);
+    SmbdServer server;
+    const bool started = server.Start(Limits{});
+    smbd::Endpoint client;
+    const bool opened = client.Open("127.0.0.1");
+    unsetenv("OPENND_SOFT_ARMED_POLL_MS");
+    ASSERT_TRUE(started && opened);
+    std::unique_ptr<smbd::Connection> c;
+    ASSERT_EQ(client.Connect("", server.port, Limits{}, &c), STATUS_SUCCESS);
+    ASSERT_EQ(server.result.get(), STATUS_SUCCESS);
+    std::vector<uint8_t> m(1u << 20), got;
+    for (size_t i = 0; i < m.size(); ++i) m[i] = uint8_t(i * 13);
+    for (int round = 0; round < 48; ++round) {
+        ASSERT_EQ(c->Send(m.data(), m.size(), 0, 5000), STATUS_SUCCESS) << round;
+        ASSERT_EQ(server.connection->Receive(&got, 5000), STATUS_SUCCESS) << round;
+        ASSERT_TRUE(got == m) << round;
     }
 }
 
