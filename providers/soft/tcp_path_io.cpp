@@ -40,13 +40,10 @@ TcpPath::Event TcpPath::Progress(bool wait) {
     if (wait)
         lock.lock();
     else if (!lock.try_lock())
-        return closed_flag_.load(std::memory_order_relaxed) ? Event::Closed : Event::None;  // someone else is at it
+        return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;  // someone else is at it
     bool was_established = engine_.established();
     PumpLocked();
-    if (closed_) {
-        closed_flag_.store(true, std::memory_order_relaxed);
-        return Event::Closed;
-    }
+    if (closed_) return Event::Closed;
     return !was_established && engine_.established() ? Event::Established : Event::None;
 }
 
@@ -63,6 +60,7 @@ void TcpPath::ReleaseHoldLocked() {
 void TcpPath::PumpLocked() {
     bool was_established = engine_.established(), was_closed = closed_;
     PumpStreamLocked();
+    if (closed_) closed_flag_.store(true, std::memory_order_release);  // before the redispatch reads it
     // The connector learns of these through the socket's watch; if this
     // thread consumed the edge (the application polling), hand it on.
     if ((!was_established && engine_.established()) || (!was_closed && closed_)) env_.engine->Redispatch(fd_);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -150,7 +151,22 @@ TEST_F(TcpFault, NetworkCutCompletesOutstandingRequestsWithinTheTimeout) {
 }
 
 TEST_F(TcpFault, PeerThatStopsAnsweringEndsTheConnectionWithinTheTimeout) {
-    int r = Scenario([](pid_t server) { kill(server, SIGSTOP); });
+    int r = Scenario([](pid_t server) {
+        kill(server, SIGSTOP);
+        // SIGSTOP takes effect asynchronously: wait until every thread is
+        // stopped, or the server may still answer the Write that follows.
+        std::string path = "/proc/" + std::to_string(server) + "/stat";
+        for (int i = 0; i < 500; ++i) {
+            std::FILE *f = std::fopen(path.c_str(), "r");
+            char state = 0;
+            if (f) {
+                int matched = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+                std::fclose(f);
+                if (matched == 1 && state == 'T') return;
+            }
+            usleep(2000);
+        }
+    });
     EXPECT_EQ(r, 0) << "client step that failed (see Client)";
 }
 
