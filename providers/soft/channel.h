@@ -61,6 +61,8 @@ public:
     void Publish(MsgHeader *m, uint64_t pos);
     // Position below which the consumer has finished every message.
     uint64_t ConsumedUpTo() const { return ch_->header()->ring[ring_].tail.load(std::memory_order_acquire); }
+    // Slots free as of the last Reaped.
+    uint64_t FreeSlots() const { return kRingSlots - (head_ - reaped_); }
     // Marks slots below `pos` reusable (their statuses have been read).
     void Reaped(uint64_t pos) { reaped_ = pos; }
     MsgHeader *At(uint64_t pos) const { return ch_->At(ring_, pos); }

@@ -139,9 +139,16 @@ HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESUL
     return ND_SUCCESS;
 }
 
-void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
-    ops_.push_back(Op::Make(type, ctx, flags, true, status, 0));
+QueuePair::Op &QueuePair::AddOpLocked(const Op &op) {
+    ops_.push_back(op);
     ops_count_.store(ops_.size(), std::memory_order_relaxed);
+    if (!(op.flags & ND_OP_FLAG_SILENT_SUCCESS))
+        reporting_.store(reporting_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return ops_.back();
+}
+
+void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
+    AddOpLocked(Op::Make(type, ctx, flags, true, status, 0));
     if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
 
@@ -157,7 +164,9 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     if (inline_data && total > inline_size_) return ND_BUFFER_OVERFLOW;
     if (tcp_) return TcpSend(ctx, sge, nsge, flags);
     std::unique_lock<std::mutex> lock(tx_mu_);
-    ReapLocked();
+    // Reaping reads what the peer writes as it consumes; a Send needs it only
+    // when the queue or the ring runs short (polling reaps the rest).
+    if (ops_.size() >= idepth_ / 2 || producer_.FreeSlots() < kRingSlots / 4) ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     State s = state();
     if (s != State::Connected) {
@@ -176,9 +185,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
         return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
                                 static_cast<uint32_t>(total), flags, 0, 0);
-    ops_.push_back(Op::Make(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs()));
-    ops_count_.store(ops_.size(), std::memory_order_relaxed);
-    Op &op = ops_.back();
+    Op &op = AddOpLocked(Op::Make(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs()));
     bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
     if (backlog_.empty() && !fenced &&
         TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {

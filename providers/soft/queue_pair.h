@@ -186,6 +186,7 @@ private:
 
     HRESULT CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline);
     // requires tx_mu_
+    Op &AddOpLocked(const Op &op);
     void PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
     bool TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *inline_data, uint32_t length,
                               ULONG flags);
@@ -242,6 +243,11 @@ private:
     RingProducer producer_;
     std::deque<Op> ops_;
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_
+    // Ops in ops_ that report a completion even when they succeed (not
+    // SILENT_SUCCESS): while there are none, polling need not look at the
+    // peer's consumer position on every pass (that cache line is the one the
+    // peer writes as it consumes: reading it slows both sides down).
+    std::atomic<size_t> reporting_{0};
     // What the last reap saw, so a poll that finds nothing new takes no lock:
     // the peer's consumer position, whether Sends wait in the backlog, and
     // when the oldest Send still in the ring was posted (0: none).

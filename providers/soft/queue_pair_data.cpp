@@ -99,6 +99,8 @@ void QueuePair::EmitLocked() {
             ND2_RESULT r{op.status, 0, context_, op.context, op.type};
             icq_->Push(r);
         }
+        if (!(op.flags & ND_OP_FLAG_SILENT_SUCCESS))
+            reporting_.store(reporting_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
         ops_.pop_front();
         ++first_seq_;
         ops_count_.store(ops_.size(), std::memory_order_relaxed);
@@ -122,13 +124,18 @@ void QueuePair::FailLocked(HRESULT) {
 void QueuePair::ProgressSend() {
     bool responding = responding_.load(std::memory_order_relaxed);
     if (ops_count_.load(std::memory_order_relaxed) == 0 && !responding) return;  // nothing to do: no lock
-    if (!responding && state() == State::Connected && !backlogged_.load(std::memory_order_relaxed) &&
-        producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
-        uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
-        // The clock is read on one idle poll in 64: timeouts are seconds long.
-        if (oldest == 0 || (idle_polls_.fetch_add(1, std::memory_order_relaxed) & 63) != 0 ||
-            NowMs() - oldest <= kSendTimeoutMs)
-            return;  // nothing new, nothing due
+    if (!responding && state() == State::Connected && !backlogged_.load(std::memory_order_relaxed)) {
+        // Only silent Sends outstanding: nothing to report unless one failed
+        // or timed out, so the peer's position and the clock are read on one
+        // idle poll in 64 (timeouts are seconds long; failures also come by
+        // the CM socket). Otherwise the position on every poll.
+        bool sample = (idle_polls_.fetch_add(1, std::memory_order_relaxed) & 63) == 0;
+        bool reporting = reporting_.load(std::memory_order_relaxed) != 0;
+        if (!reporting && !sample) return;
+        if (producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
+            uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
+            if (oldest == 0 || !sample || NowMs() - oldest <= kSendTimeoutMs) return;  // nothing new, nothing due
+        }
     }
     // Not a try-lock that gives up: a wake-up for a Send the peer just
     // consumed, arriving while the application posts (tx_mu_ held), was lost
