@@ -6,7 +6,9 @@ over several QPs and threads, memory registration and connection setup rate.
 
 ndperf --json prints a list of rows: {"test", "mode", "size", "qps",
 "threads", "median_us", "p99_us", "min_us", "spread", "gbps", "mmsgps",
-"rate_per_s", "transport", "data_path", ...}; "mr" rows add "dereg_*",
+"rate_per_s", "transport", "data_path", ...}; one-connection bandwidth rows
+add "gbps_median" (median of the window rounds, used as the figure) and
+"working_set"; "mr" rows add "dereg_*",
 "connect" rows "inflight". The opennd_benchlib document ({"results": [...]})
 is read too. Without bin/ndperf the runner returns nothing."""
 
@@ -86,8 +88,12 @@ def ndperf_records(rows, command, path="shm", kind_override=None):
             out.append(record("ndperf", label, path, test, "msgrate", r["size"], r["mmsgps"], "overall",
                               spread=r.get("spread"), **common))
         else:
-            out.append(record("ndperf", label, path, test, "bandwidth", r["size"], r["gbps"], "overall",
-                              spread=r.get("spread"), **common))
+            # One connection: the median of the window rounds' rates, like
+            # ndbaseline's figure; several: the aggregate over the run.
+            median = r.get("gbps_median")
+            out.append(record("ndperf", label, path, test, "bandwidth", r["size"],
+                              median if median is not None else r["gbps"], "median" if median is not None else "overall",
+                              overall=r["gbps"], working_set=r.get("working_set"), spread=r.get("spread"), **common))
     return out
 
 

@@ -9,6 +9,14 @@ import re
 from .common import fmt_size
 
 REFERENCE = "raw shm memcpy"  # the ratios' denominator: a two-copy shared-memory transport
+# One-sided rows are also set against the kernel copy they are made of.
+CMA_REFERENCE = {"write": "raw CMA write", "read": "raw CMA read"}
+
+
+def _cma_reference(label):
+    """'raw CMA write' for an OpenND shared-memory write row, and so on; None otherwise."""
+    m = re.match(r"OpenND (write|read) \(shm", label)
+    return CMA_REFERENCE[m.group(1)] if m else None
 
 
 def fmt(v):
@@ -45,7 +53,7 @@ def main_section(records, lat_sizes, bw_sizes):
     bw, bw_failed = _values(records, "bandwidth")
     rs = ratio_size(bw_sizes)
     header = [""] + [f"lat {fmt_size(s)}" for s in lat_sizes] + [f"bw {fmt_size(s)}" for s in bw_sizes] + \
-        [f"lat {fmt_size(lat_sizes[0])} ×raw", f"bw {fmt_size(rs)} ×raw"]
+        [f"lat {fmt_size(lat_sizes[0])} ×raw", f"bw {fmt_size(rs)} ×raw", f"bw {fmt_size(rs)} ×CMA"]
     ref_lat, ref_bw = lat.get((REFERENCE, lat_sizes[0])), bw.get((REFERENCE, rs))
     rows = []
     for label in _labels(records, ("latency", "bandwidth")):
@@ -60,11 +68,15 @@ def main_section(records, lat_sizes, bw_sizes):
         a, b = lat.get((label, lat_sizes[0])), bw.get((label, rs))
         row.append(fmt(a["value"] / ref_lat["value"]) if a and ref_lat and label != REFERENCE else "-")
         row.append(fmt(b["value"] / ref_bw["value"]) if b and ref_bw and label != REFERENCE else "-")
+        cma = bw.get((_cma_reference(label), rs))
+        row.append(fmt(b["value"] / cma["value"]) if b and cma else "-")
         rows.append([label] + row)
     note = ("latency: µs, half a round trip, median (libfabric: mean, fi_pingpong reports no median; OpenND read: "
-            "one RDMA Read, a full round trip); bandwidth: GB/s = 1e9 B/s (ndbaseline median of samples, UCX and "
-            f"ndperf overall rate); ×raw: the row's figure over {REFERENCE}'s (latency: higher is slower; "
-            "bandwidth: lower is slower)")
+            "one RDMA Read, a full round trip); bandwidth: GB/s = 1e9 B/s (ndbaseline and ndperf on one connection: "
+            "median of samples; ndperf on several connections and UCX: overall rate; every side cycles through "
+            f"1 MiB of buffer or one message); ×raw: the row's figure over {REFERENCE}'s (latency: higher is slower; "
+            "bandwidth: lower is slower); ×CMA: OpenND's shared-memory Write (Read) over raw CMA write (read), "
+            "the kernel copy it is made of")
     return ("Latency and bandwidth", header, rows, note)
 
 

@@ -28,6 +28,9 @@ def made_up():
          record("ndperf", "OpenND send (shm)", "shm", "send_lat", "latency", 8, 1.0),
          record("ndperf", "OpenND send (shm)", "shm", "send_bw", "bandwidth", 1 << 20, 5.0),
          record("ndperf", "OpenND send (shm)", "shm", "send_bw", "msgrate", 8, 3.5),
+         record("ndbaseline", "raw CMA write", "cma", "bw", "bandwidth", 1 << 20, 16.0),
+         record("ndperf", "OpenND write (shm)", "shm", "write_bw", "bandwidth", 1 << 20, 15.2),
+         record("ndperf", "OpenND write (tcp)", "tcp", "write_bw", "bandwidth", 1 << 20, 2.0),
          record("ndperf", "OpenND Register (1 thread)", "shm", "register", "registration", 4096, 4.5,
                 dereg_median=1.7, rate_per_s=150000),
          record("ndperf", "OpenND connect (shm, 16 at once)", "shm", "connect", "connect", 0, 1300.0, median_us=8000.0,
@@ -46,7 +49,11 @@ class Tables(unittest.TestCase):
             self.assertIn(want, text)
         main = tables.main_section(doc["records"], [8], [1 << 20])
         row = next(r for r in main[2] if r[0] == "OpenND send (shm)")
-        self.assertEqual(row[-2:], ["4.000", "0.250"])  # 1.0 / 0.25 and 5 / 20
+        self.assertEqual(row[-3:], ["4.000", "0.250", "-"])  # 1.0 / 0.25 and 5 / 20; a Send is no CMA write
+        write = next(r for r in main[2] if r[0] == "OpenND write (shm)")
+        self.assertEqual(write[-2:], ["0.760", "0.950"])  # 15.2 / 20 and 15.2 / 16 (raw CMA write)
+        tcp = next(r for r in main[2] if r[0] == "OpenND write (tcp)")
+        self.assertEqual(tcp[-1], "-")  # TCP is not made of CMA
         failed = next(r for r in main[2] if r[0] == "libfabric tcp (rdm)")
         self.assertEqual(failed[1], "FAIL")
 

@@ -65,6 +65,11 @@ void CheckRow(const Json &r) {
     } else if (t.size() > 3 && t.compare(t.size() - 3, 3, "_bw") == 0) {
         ExpectPositive(r, "gbps");
         ExpectPositive(r, "mmsgps");
+        EXPECT_GE(r["working_set"].number, std::max(1.0, r["size"].number));
+        if (r["qps"].number == 1 && r["threads"].number == 1) {
+            ExpectPositive(r, "gbps_median");
+            ExpectPositive(r, "mmsgps_median");
+        }
     } else if (t == "mr") {
         CheckLatency(r);
         CheckLatency(r, "dereg_");
@@ -107,6 +112,20 @@ TEST(Ndperf, SeveralQueuePairsAndThreads) {
     want.insert({"send_lat", 262144.0, 1.0});
     EXPECT_EQ(Keys(rows), want);
     for (const Json &r : rows) EXPECT_EQ(r["qps"].number, r["test"].string == "send_lat" ? 1 : 3);
+}
+
+// Bandwidth cycles through --working-set bytes: as many message slots as
+// fit (at most the window), never less than one message.
+TEST(Ndperf, WorkingSet) {
+    auto rows = Rows({"--local", "-t", "write_bw,send_bw", "-S", "4K", "-n", "64", "-W", "8", "--working-set", "16K"});
+    ASSERT_EQ(rows.size(), 2u);
+    for (const Json &r : rows) EXPECT_EQ(r["working_set"].number, 16384) << r["test"].string;
+    rows = Rows({"--local", "-t", "read_bw", "-S", "4K", "-n", "64", "-W", "4", "--working-set", "1M"});
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["working_set"].number, 4 * 4096);  // the window bounds it
+    rows = Rows({"--local", "-t", "write_bw", "-S", "64K", "-n", "32", "--working-set", "1"});
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["working_set"].number, 65536);  // one message at least
 }
 
 TEST(Ndperf, BlockingCompletions) {

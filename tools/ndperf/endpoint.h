@@ -123,7 +123,7 @@ struct StreamPlan {
     Region *local = nullptr;
     BufferAd peer{};
 };
-size_t StreamSlots(Test t, uint32_t size, uint32_t window);
+size_t StreamSlots(Test t, uint32_t size, uint32_t window, uint32_t working_set);
 // Client: warm-up, then `iters` operations per connection, `threads` threads.
 void RunStreamClient(const std::vector<Endpoint *> &eps, uint32_t threads, const StreamPlan &p, Result *res);
 // Server of send_bw: Prime posts the first receives (before the answer), Run

@@ -68,6 +68,9 @@ void Usage(FILE *f) {
         "  -n, --iters N        measured iterations (per connection and thread; default: by size)\n"
         "  -w, --warmup N       warm-up iterations (default: iters/10)\n"
         "  -W, --window N       requests in flight per connection for bandwidth tests (default 32)\n"
+        "      --working-set B  bandwidth: bytes of buffer each side cycles through, at least one\n"
+        "                       message (default 1M, as the raw baselines reuse one buffer; e.g.\n"
+        "                       64M measures memory rather than cache bandwidth)\n"
         "  -q, --qps N          connections; bandwidth tests drive all of them and report the\n"
         "                       aggregate (latency tests use the first); default 1\n"
         "  -T, --threads LIST   threads sharing the connections (bandwidth, mr), one run per value,\n"
@@ -136,6 +139,7 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
         } else if (a == "-n" || a == "--iters") o.iters = ParseCount(value(), 1);
         else if (a == "-w" || a == "--warmup") o.warmup = ParseCount(value(), 0);
         else if (a == "-W" || a == "--window") o.window = ParseCount(value(), 1);
+        else if (a == "--working-set") o.working_set = ParseSize(value());
         else if (a == "-q" || a == "--qps") o.qps = ParseCount(value(), 1);
         else if (a == "-T" || a == "--threads") {
             o.threads.clear();

@@ -30,6 +30,10 @@ struct Options {
     uint32_t iters = 0;  // 0: by size
     uint32_t warmup = 0;
     uint32_t window = 32;
+    // Bandwidth: bytes of buffer each side cycles through (at least one
+    // message). 1 MiB by default, like the raw baselines, perftest and
+    // ucx_perftest, which reuse one buffer: larger sets measure the memory.
+    uint32_t working_set = 1u << 20;
     uint32_t qps = 1;                    // connections (bandwidth tests use them all)
     std::vector<uint32_t> threads{1};    // each value is one run
     uint32_t connections = 0;            // connect-rate: how many (0: default)
@@ -51,6 +55,8 @@ struct Result {
     bool blocking = false;
     uint32_t qps = 1, threads = 1;
     uint32_t inflight = 0;  // connect: connections at once
+    uint64_t working_set = 0;  // bandwidth: buffer bytes each side cycles through
+    uint32_t window = 0;       // bandwidth: requests per sample (one window round)
     std::vector<double> samples_us;
     std::vector<double> samples2_us;  // mr: Deregister latencies
     double seconds = 0;               // elapsed for the measured operations (all threads)
@@ -75,7 +81,9 @@ struct Control {
     uint32_t blocking;
     uint32_t qps;      // connections in the data phase
     uint32_t threads;  // server threads for the data phase
+    uint32_t working_set;
 };
+static_assert(sizeof(Control) == 36, "Control travels between ndperf client and server");
 constexpr uint32_t kControlMagic = 0x4E445046;  // "NDPF"
 constexpr uint32_t kDone = 0xFFFFFFFF;
 

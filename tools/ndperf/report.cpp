@@ -155,6 +155,13 @@ void PrintJson(const std::vector<Result> &results) {
                         d.median, d.p99, d.min, d.spread);
         }
         if (r.inflight) std::printf("\"inflight\":%u,", r.inflight);
+        if (!r.latency && r.window && r.qps == 1 && r.threads == 1 && s.median > 0) {
+            // Median of the window rounds' rates, the statistic ndbaseline reports.
+            double bytes = double(r.window) * std::max<uint32_t>(r.size, 1);
+            std::printf("\"gbps_median\":%.6g,\"mmsgps_median\":%.6g,", bytes / s.median / 1e3,
+                        r.window / s.median);
+        }
+        if (r.working_set) std::printf("\"working_set\":%llu,", static_cast<unsigned long long>(r.working_set));
         std::printf("\"transport\":\"%s\",\"data_path\":\"%s\",", JsonEscape(r.transport).c_str(),
                     JsonEscape(r.data_path).c_str());
         std::printf("\"spread\":%.4f,\"gbps\":%.6g,\"mmsgps\":%.6g,\"rate_per_s\":%.6g,\"seconds\":%.6g,"

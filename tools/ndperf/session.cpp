@@ -98,7 +98,7 @@ int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connecto
         std::vector<Endpoint *> active = Pointers(eps);
         active.resize(std::clamp<size_t>(c.qps, 1, eps.size()));
         StreamPlan plan{t, c.size, 0, c.iters, std::max(c.window, 1u), std::max<size_t>(c.size, 1),
-                        StreamSlots(t, c.size, c.window), &data, peer};
+                        StreamSlots(t, c.size, c.window, c.working_set), &data, peer};
         ep.Register(data, plan.slot * plan.slots);
         // Receives for the data phase go in before the answer.
         std::vector<uint32_t> posted;
@@ -184,10 +184,10 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                                 SizeText(size) + (qps > 1 ? ", " + std::to_string(qps) + " QPs" : "") +
                                 (threads > 1 ? ", " + std::to_string(threads) + " threads" : ""));
                 StreamPlan plan{t, size, warmup, iters, o.window, std::max<size_t>(size, 1),
-                                StreamSlots(t, size, o.window), &data, {}};
+                                StreamSlots(t, size, o.window, o.working_set), &data, {}};
                 ep.Register(data, plan.slot * plan.slots);
                 Control c{kControlMagic, static_cast<uint32_t>(t), size, total, o.window, o.blocking ? 1u : 0u,
-                          qps, threads};
+                          qps, threads, o.working_set};
                 exchange(c, BufferAd{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0}, &plan.peer);
                 const BufferAd &peer = plan.peer;
                 size_t slot = plan.slot;
@@ -199,6 +199,10 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 res.size = size;
                 res.iters = iters;
                 res.blocking = o.blocking;
+                if (!IsLatency(t)) {
+                    res.working_set = plan.slot * plan.slots;
+                    res.window = plan.window;
+                }
                 res.samples_us.reserve(IsLatency(t) ? iters : 0);
                 uint64_t start = 0;
                 auto sample = [&](uint32_t i, uint64_t t0, double divide) {
@@ -246,7 +250,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
             }
         }
     }
-    Control done{kControlMagic, kDone, 0, 0, 0, 0, 0, 0};
+    Control done{kControlMagic, kDone, 0, 0, 0, 0, 0, 0, 0};
     exchange(done, BufferAd{}, nullptr);  // the answer: the server has everything
     for (auto &e : eps) e->Disconnect();
     return 0;

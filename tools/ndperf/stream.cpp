@@ -14,7 +14,6 @@
 namespace ndperf {
 namespace {
 
-constexpr size_t kMaxRegion = 16u << 20;  // larger messages share slots (bandwidth, not data, is measured)
 constexpr uint64_t kStallNs = 10'000'000'000ull;
 
 std::vector<Endpoint *> Share(const std::vector<Endpoint *> &eps, uint32_t threads, uint32_t k) {
@@ -132,10 +131,10 @@ void PostRdma(Endpoint &ep, bool write, Region &r, size_t offset, size_t len, co
     if (FAILED(hr)) throw std::runtime_error(std::string(write ? "Write" : "Read") + " failed: " + StatusName(hr));
 }
 
-size_t StreamSlots(Test t, uint32_t size, uint32_t window) {
+size_t StreamSlots(Test t, uint32_t size, uint32_t window, uint32_t working_set) {
     if (IsLatency(t)) return 2;  // latency: receive half, send half
-    size_t slot = std::max<size_t>(size, 1);
-    return std::clamp<size_t>(kMaxRegion / slot, 1, window);
+    size_t slot = std::max<size_t>(size, 1);  // messages share slots: bandwidth, not data, is measured
+    return std::clamp<size_t>(working_set / slot, 1, window);
 }
 
 void RunStreamClient(const std::vector<Endpoint *> &eps, uint32_t threads, const StreamPlan &p, Result *res) {
