@@ -59,7 +59,42 @@ Engine::~Engine() {
 
 void Engine::Watch(int fd, Watched *w) { Add(fd, w, EPOLLIN | EPOLLRDHUP); }
 
-void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET); }
+namespace {
+constexpr uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+}
+
+void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, kStreamEvents); }
+
+void Engine::Park(int fd) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!watched_.count(fd) || std::find(parked_.begin(), parked_.end(), fd) != parked_.end()) return;
+        parked_.push_back(fd);
+    }
+    epoll_event ev{};
+    ev.events = EPOLLET;  // edge-triggered even for hang-ups: reported once, not in a loop
+    ev.data.fd = fd;
+    epoll_ctl(loop_->epoll_fd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+// Watches parked streams again and calls their watchers: whatever came
+// while they were parked is looked at now (re-arming an edge-triggered fd
+// that is ready reports it, too).
+void Engine::UnparkAll() {
+    std::vector<int> fds;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        fds.swap(parked_);
+        for (int fd : fds) {
+            if (!watched_.count(fd)) continue;
+            epoll_event ev{};
+            ev.events = kStreamEvents;
+            ev.data.fd = fd;
+            epoll_ctl(loop_->epoll_fd, EPOLL_CTL_MOD, fd, &ev);  // under mu_: Unwatch cannot interleave
+        }
+    }
+    for (int fd : fds) Dispatch(fd);
+}
 
 void Engine::Add(int fd, Watched *w, uint32_t events) {
     {
@@ -73,9 +108,10 @@ void Engine::Add(int fd, Watched *w, uint32_t events) {
 }
 
 void Engine::Unwatch(int fd) {
-    epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     std::lock_guard<std::mutex> lock(mu_);
+    epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     watched_.erase(fd);
+    std::erase(parked_, fd);
 }
 
 void Engine::AddPollable(Pollable *p) {
@@ -163,6 +199,7 @@ void Engine::Dispatch(int fd) {
 
 void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
     bool armed = false;
+    auto next_unpark = std::chrono::steady_clock::now();
     while (!loop->stop.load()) {
         {
             std::shared_ptr<Engine> e = weak.lock();
@@ -183,6 +220,10 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
         {
             std::shared_ptr<Engine> e = weak.lock();
             if (e && e->timers_.load() > 0) timeout = std::min(timeout, 10);
+            if (e) {
+                std::lock_guard<std::mutex> lock(e->mu_);
+                if (!e->parked_.empty()) timeout = std::min(timeout, kParkMs);
+            }
         }  // (may run ~Engine, as above)
         if (loop->stop.load()) return;
         int n = epoll_wait(loop->epoll_fd, events, 16, timeout);
@@ -205,6 +246,10 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
             again.swap(e->redispatch_);
         }
         for (int fd : again) e->Dispatch(fd);
+        if (std::chrono::steady_clock::now() >= next_unpark) {
+            e->UnparkAll();
+            next_unpark = std::chrono::steady_clock::now() + std::chrono::milliseconds(kParkMs);
+        }
     }
 }
 

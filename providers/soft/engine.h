@@ -75,6 +75,12 @@ public:
     // had signalled: for an event another thread consumed (an edge-triggered
     // watch fires once).
     void Redispatch(int fd);
+    // A stream whose application is busy polling (it reads the socket
+    // itself): stop waking the progress thread for it. Within kParkMs the
+    // progress thread watches it again and calls its watcher, which may
+    // park it again. Progress thread only.
+    void Park(int fd);
+    static constexpr int kParkMs = 1;
     // While any timer is registered the progress thread passes every few
     // milliseconds (a hold that must end on time).
     void AddTimer() {
@@ -103,6 +109,7 @@ private:
     void PollAll(bool armed_changed, bool armed);
     void Dispatch(int fd);
     void Add(int fd, Watched *w, uint32_t events);
+    void UnparkAll();
 
     MrTable mrs_;
     PeerEngines peers_;
@@ -111,6 +118,7 @@ private:
     std::mutex mu_;  // guards watched_ and pollables_
     std::unordered_map<int, Watched *> watched_;
     std::vector<int> redispatch_;  // requires mu_
+    std::vector<int> parked_;      // requires mu_
     std::vector<Pollable *> pollables_;
     std::atomic<bool> armed_{false};
     std::atomic<int> timers_{0};

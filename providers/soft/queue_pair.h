@@ -113,11 +113,13 @@ public:
                                     ULONG flags) override;
 
     // Progress: CqPoller (application thread) and Pollable (progress thread).
-    void PollForCq() override { Progress(); }
-    void Progress();
+    void PollForCq() override { Progress(false); }
+    // `from_engine`: the progress thread (an armed Notify), not the
+    // application polling (a TCP path then leaves the socket to it).
+    void Progress(bool from_engine);
     bool TryRef() override { return TryAddRef(); }
     void Unref() override { Release(); }
-    void Poll() override { Progress(); }
+    void Poll() override { Progress(true); }
     void WantWakeups(bool on) override;
     bool NotifyArmed() override;
 

@@ -189,9 +189,9 @@ void QueuePair::NoteProgressLocked() {
     oldest_in_ring_ms_.store(oldest, std::memory_order_relaxed);
 }
 
-void QueuePair::Progress() {
+void QueuePair::Progress(bool from_engine) {
     if (state() != State::Idle && tcp_) {  // tcp_ is set before the state leaves Idle
-        tcp_->Progress(false);
+        tcp_->Progress(from_engine);
         return;
     }
     ProgressReceive();

@@ -9,7 +9,7 @@ namespace soft {
 
 void QueuePair::AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotiated &negotiated,
                           std::vector<uint8_t> after, bool hold) {
-    TcpPath::Env env{engine_.get(), id_, context_, rcq_.get(), icq_.get(), srq_};
+    TcpPath::Env env{engine_.get(), id_, context_, rcq_.get(), icq_.get(), srq_, idepth_};
     int fd = conn->tcp->fd;
     conn->tcp->abortive_close = true;
     uint32_t mss = conn->tcp->Mss();
@@ -26,7 +26,7 @@ void QueuePair::AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotia
     tcp_->Progress(true);
 }
 
-TcpPath::Event QueuePair::TcpProgress() { return tcp_ ? tcp_->Progress(true) : TcpPath::Event::None; }
+TcpPath::Event QueuePair::TcpProgress() { return tcp_ ? tcp_->Progress(true, true) : TcpPath::Event::None; }
 
 void QueuePair::TcpRelease() {
     if (tcp_) tcp_->Release();

@@ -57,12 +57,12 @@ TcpPath::~TcpPath() {
 }
 
 size_t TcpPath::initiator_count() {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     return ops_.size();
 }
 
 size_t TcpPath::receive_count() {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     return recvs_.size();
 }
 
@@ -75,8 +75,16 @@ void TcpPath::Submit(InitiatorOp op, std::function<bool(uint64_t)> post) {
         return;
     }
     if (!post(id)) CancelLocked(id);  // the stream has failed
+    ConfirmIfFullLocked();
     EmitLocked();
-    PumpLocked();
+    TransmitLocked();
+}
+
+// Silent operations wait for a fence somebody needs; not so long that they
+// fill the initiator queue (the application would see ND_NO_MORE_ENTRIES
+// with nothing left to complete).
+void TcpPath::ConfirmIfFullLocked() {
+    if (ops_.size() >= std::max<size_t>(1, env_.initiator_depth / 2)) engine_.RequestConfirmation();
 }
 
 bool TcpPath::ReadOutstandingLocked(uint64_t before_id) const {
@@ -108,7 +116,7 @@ void TcpPath::CancelLocked(uint64_t id) {
 }
 
 void TcpPath::Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     InitiatorOp op{Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, next_id_++};
     std::vector<iwarp::ConstBuffer> sgl;
     if (copy) {
@@ -124,12 +132,13 @@ void TcpPath::Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool 
     }
     iwarp::SendFlags f;
     f.solicited = (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
+    f.lazy_confirm = (flags & ND_OP_FLAG_SILENT_SUCCESS) != 0;
     Submit(std::move(op), [this, sgl, f](uint64_t id) { return engine_.PostSend(id, sgl, f); });
 }
 
 void TcpPath::Write(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t raddr, uint32_t stag, ULONG flags,
                     bool copy) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     InitiatorOp op{Nd2RequestTypeWrite, ctx, flags, false, ND_PENDING, next_id_++};
     std::vector<iwarp::ConstBuffer> sgl;
     if (copy) op.copy = std::make_shared<std::vector<uint8_t>>();
@@ -141,12 +150,14 @@ void TcpPath::Write(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t raddr, u
             sgl.push_back({p, sge[i].BufferLength});
     }
     if (copy) sgl.push_back({op.copy->data(), op.copy->size()});
-    Submit(std::move(op), [this, sgl, stag, raddr](uint64_t id) { return engine_.PostWrite(id, sgl, stag, raddr); });
+    bool lazy = (flags & ND_OP_FLAG_SILENT_SUCCESS) != 0;
+    Submit(std::move(op),
+           [this, sgl, stag, raddr, lazy](uint64_t id) { return engine_.PostWrite(id, sgl, stag, raddr, lazy); });
 }
 
 void TcpPath::Read(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, uint64_t raddr, uint32_t stag,
                    ULONG flags) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     InitiatorOp op{Nd2RequestTypeRead, ctx, flags, false, ND_PENDING, next_id_++};
     uint32_t sink = next_sink_++;
     if (next_sink_ == 0) next_sink_ = 1;
@@ -159,14 +170,14 @@ void TcpPath::Read(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, ui
 }
 
 void TcpPath::Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     ops_.push_back(InitiatorOp{type, ctx, flags, true, status, 0});
     EmitLocked();
     if (FAILED(status)) FailLocked(true);  // a failed request ends the connection (R090)
 }
 
 void TcpPath::Receive(const PostedReceive &r, bool valid) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     std::vector<iwarp::MutableBuffer> sgl;
     if (valid)
         for (uint32_t i = 0; i < r.nsge; ++i)

@@ -15,7 +15,10 @@
 // local) complete in posting order; Sends and Writes only when a later Read
 // Response shows the peer took them (EngineOptions::confirm_by_read), so a
 // Write the target refuses completes ND_ACCESS_VIOLATION and a Send the peer
-// had no receive for ND_IO_TIMEOUT.
+// had no receive for ND_IO_TIMEOUT. SILENT_SUCCESS Sends and Writes bring no
+// fence Read of their own (a failure still arrives as the peer's Terminate):
+// they are confirmed with the next request that reports, when they fill
+// half the initiator queue, or at Disconnect.
 #pragma once
 
 #include <atomic>
@@ -45,6 +48,7 @@ public:
         void *qp_context;
         opennd::kit::CompletionQueue *rcq, *icq;
         SharedReceiveQueue *srq;
+        size_t initiator_depth;  // the QP's: silent operations are confirmed before they fill it
     };
     enum class Event { None, Established, Closed };
 
@@ -66,9 +70,16 @@ public:
     size_t initiator_count();
     size_t receive_count();
 
-    // Reads, writes and completes what it can. `wait`: take the lock even if
-    // the application holds it (the progress thread); else give up at once.
-    Event Progress(bool wait);
+    // Reads, writes and completes what it can. `from_engine`: the progress
+    // thread (a socket event or a poll for an armed Notify); if another
+    // thread holds the lock, that thread makes the pass as it lets go, so
+    // no event is lost. Otherwise the application polling: a pass already
+    // under way is enough.
+    // `may_park`: a socket event, and the application polled this path in
+    // the last kBusyPollNs: it will read the socket itself, so the progress
+    // thread stops being woken for it for a while (Engine::Park) instead of
+    // taking a core from a spinning application (2-core machines).
+    Event Progress(bool from_engine, bool may_park = false);
     void Release();  // CompleteConnect: the RTR and data may go
     bool established();
     bool closed();
@@ -108,11 +119,15 @@ private:
     // Queues a request in order and hands it to the engine (`post`), now or
     // once the Reads before it completed (READ_FENCE).
     void Submit(InitiatorOp op, std::function<bool(uint64_t)> post);
+    void ConfirmIfFullLocked();
     bool ReadOutstandingLocked(uint64_t before_id) const;
     void ReleaseFencedLocked();
     void CancelLocked(uint64_t id);
     void EmitLocked();
     void PumpLocked();  // requires mu_: socket in, engine, socket out, completions
+    // Posting: what the engine has to send goes out now; reading is left to
+    // socket events and polls (a read here would mostly find nothing).
+    void TransmitLocked();
     void PumpStreamLocked();
     void ReadSocketLocked();
     void CheckHangupLocked();
@@ -123,9 +138,24 @@ private:
     bool PostSrqReceiveLocked();  // true if one was posted
     void FailLocked(bool terminate);
 
+    // mu_ is taken through Hold: letting go, it makes the pass another
+    // thread asked for while it was held (pass_wanted_).
+    class Hold {
+    public:
+        explicit Hold(TcpPath &p) : p_(p) { p_.mu_.lock(); }
+        ~Hold() { p_.Unlock(); }
+        Hold(const Hold &) = delete;
+        Hold &operator=(const Hold &) = delete;
+
+    private:
+        TcpPath &p_;
+    };
+    void Unlock();
+
     const Env env_;
     const int fd_;
     std::mutex mu_;
+    std::atomic<bool> pass_wanted_{false};
     std::atomic<uint64_t> app_poll_ns_{0};  // when the application last polled
     std::atomic<bool> closed_flag_{false};  // closed_, readable without mu_
     iwarp::Engine engine_;

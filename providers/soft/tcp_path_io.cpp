@@ -19,32 +19,49 @@ uint64_t NowMs();
 
 namespace {
 constexpr size_t kPullBudget = 256 * 1024;
-}
+constexpr uint64_t kBusyPollNs = 200 * 1000;
 
-namespace {
 uint64_t NowNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
 }
-// An application that polled this recently is polling: the progress thread
-// leaves the socket to it rather than fight it for the lock (2 cores).
-constexpr uint64_t kBusyPollNs = 200 * 1000;
 }  // namespace
 
-TcpPath::Event TcpPath::Progress(bool wait) {
-    uint64_t now = NowNs();
-    if (!wait) app_poll_ns_.store(now, std::memory_order_relaxed);
-    else if (now - app_poll_ns_.load(std::memory_order_relaxed) < kBusyPollNs) wait = false;
-    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-    if (wait)
-        lock.lock();
-    else if (!lock.try_lock())
-        return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;  // someone else is at it
+TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
+    if (!from_engine) {
+        app_poll_ns_.store(NowNs(), std::memory_order_relaxed);
+    } else if (may_park && NowNs() - app_poll_ns_.load(std::memory_order_relaxed) < kBusyPollNs) {
+        env_.engine->Park(fd_);  // back within Engine::kParkMs, to look again
+        return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;
+    }
+    if (!mu_.try_lock()) {
+        if (!from_engine) return Event::None;  // the holder is making progress; we poll again
+        // Whoever holds the lock makes the pass for us as it lets go (Unlock).
+        pass_wanted_.store(true, std::memory_order_seq_cst);
+        if (!mu_.try_lock()) return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;
+        pass_wanted_.store(false, std::memory_order_relaxed);  // it let go meanwhile: ours to make
+    }
     bool was_established = engine_.established();
     PumpLocked();
-    if (closed_) return Event::Closed;
-    return !was_established && engine_.established() ? Event::Established : Event::None;
+    Event e = closed_ ? Event::Closed
+                      : (!was_established && engine_.established() ? Event::Established : Event::None);
+    Unlock();
+    return e;
+}
+
+// Lets go of mu_; if another thread asked for a pass meanwhile (it found the
+// lock taken), takes the lock back and makes it. The fence orders the unlock
+// before the look at pass_wanted_, against the asker's store before its
+// second try_lock: one of the two sees the other.
+void TcpPath::Unlock() {
+    for (;;) {
+        mu_.unlock();
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!pass_wanted_.load(std::memory_order_relaxed)) return;
+        if (!mu_.try_lock()) return;  // its holder will look
+        if (pass_wanted_.exchange(false, std::memory_order_acq_rel)) PumpLocked();
+    }
 }
 
 void TcpPath::ReleaseHoldLocked() {
@@ -64,6 +81,14 @@ void TcpPath::PumpLocked() {
     // The connector learns of these through the socket's watch; if this
     // thread consumed the edge (the application polling), hand it on.
     if ((!was_established && engine_.established()) || (!was_closed && closed_)) env_.engine->Redispatch(fd_);
+}
+
+void TcpPath::TransmitLocked() {
+    if (closed_ || eof_) return PumpLocked();
+    ReleaseHoldLocked();
+    WriteSocketLocked();
+    CompleteLocked();  // with ORD 0, sent is done
+    if (eof_) PumpLocked();  // the send found the connection broken
 }
 
 void TcpPath::PumpStreamLocked() {
@@ -199,34 +224,37 @@ bool TcpPath::PostSrqReceiveLocked() {
 }
 
 void TcpPath::Release() {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     hold_ = false;
     PumpLocked();  // releases the engine, unless the siw window is still open
 }
 
 bool TcpPath::established() {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     return engine_.established();
 }
 
 bool TcpPath::closed() {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     return closed_;
 }
 
 void TcpPath::Abort(bool terminate) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     FailLocked(terminate && !closed_);
 }
 
 void TcpPath::Shutdown(int timeout_ms) {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold hold(*this);
     uint64_t until = NowMs() + static_cast<uint64_t>(timeout_ms);
-    WriteSocketLocked();
-    while (!eof_ && out_at_ < out_.size() && NowMs() < until) {
-        pollfd p{fd_, POLLOUT, 0};
+    // Silent operations still unconfirmed are confirmed first (bounded), so
+    // a disconnect does not flush what the peer took.
+    if (engine_.unconfirmed() > 0) engine_.RequestConfirmation();
+    PumpLocked();
+    while (!eof_ && !closed_ && (out_at_ < out_.size() || engine_.unconfirmed() > 0) && NowMs() < until) {
+        pollfd p{fd_, static_cast<short>(POLLIN | (out_at_ < out_.size() ? POLLOUT : 0)), 0};
         poll(&p, 1, 50);
-        WriteSocketLocked();
+        PumpLocked();
     }
     shutdown(fd_, SHUT_WR);
 }

@@ -199,3 +199,82 @@ TEST(EngineConfirm, FenceAnswerCarryingStrayBytesStillConfirms) {
     EXPECT_EQ(p.pa.Count('P'), 0u) << "nothing placed for a zero-length Read";
 }
 }  // namespace
+
+namespace {
+using namespace iwarp;
+using namespace iwarp_test;
+
+size_t ReadRequestsIn(const Bytes &wire) {
+    std::vector<Bytes> storage;
+    size_t reads = 0;
+    for (const Segment &s : Segments(wire, false, &storage)) reads += s.opcode == Opcode::ReadRequest;
+    return reads;
+}
+
+EngineOptions Confirm() {
+    EngineOptions o;
+    o.confirm_by_read = true;
+    return o;
+}
+
+// SILENT_SUCCESS operations: no fence of their own; the next operation
+// that wants its completion brings one that confirms them all, in order.
+TEST(EngineConfirm, LazyOperationsWaitForAFenceSomebodyNeeds) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirm());
+    p.pb.Add(7, 0, 64, true, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0, true));
+    ASSERT_TRUE(p.a.PostWrite(2, std::span(&b, 1), 7, 0, true));
+    p.Pump();
+    EXPECT_EQ(ReadRequestsIn(p.a_wire), 0u) << "no fence for lazy Writes alone";
+    EXPECT_EQ(p.a.unconfirmed(), 2u);
+    EXPECT_TRUE(p.Drain(p.a).empty());
+    EXPECT_EQ(p.pb.regions[7].memory, src) << "the data went all the same";
+    ASSERT_TRUE(p.a.PostWrite(3, std::span(&b, 1), 7, 0));  // wants its completion
+    p.Pump();
+    EXPECT_EQ(ReadRequestsIn(p.a_wire), 1u);
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 3u);
+    for (uint64_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(done[i].id, i + 1) << "posting order";
+        EXPECT_EQ(done[i].status, OpStatus::Success);
+    }
+}
+
+TEST(EngineConfirm, RequestConfirmationFencesLazyOperations) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirm());
+    p.b.PostReceive(10, {});
+    SendFlags lazy;
+    lazy.lazy_confirm = true;
+    ASSERT_TRUE(p.a.PostSend(1, {}, lazy));
+    p.Pump();
+    EXPECT_EQ(p.a.unconfirmed(), 1u);
+    EXPECT_FALSE(p.a.WantsToSend());
+    p.a.RequestConfirmation();
+    EXPECT_TRUE(p.a.WantsToSend());
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, OpStatus::Success);
+    EXPECT_EQ(ReadRequestsIn(p.a_wire), 1u);
+    EXPECT_FALSE(p.a.WantsToSend()) << "the request is spent";
+}
+
+// A lazy operation the target refuses still fails by itself: the Terminate
+// names it, with no fence needed.
+TEST(EngineConfirm, LazyWriteToABadStagStillFails) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirm());
+    p.pb.Add(7, 0, 64, true, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, std::span(&b, 1), 7, 0, true));
+    ASSERT_TRUE(p.a.PostWrite(2, std::span(&b, 1), 8, 0, true));  // no such STag
+    p.Pump();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].status, OpStatus::Success);
+    EXPECT_EQ(done[1].status, OpStatus::RemoteAccessError);
+    EXPECT_EQ(ReadRequestsIn(p.a_wire), 0u);
+}
+}  // namespace

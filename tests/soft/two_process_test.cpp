@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -212,6 +213,99 @@ TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
 
     OVERLAPPED ov{};
     EXPECT_EQ(ep.Wait(ep.connector, &ov, ep.connector->Disconnect(&ov)), ND_SUCCESS);
+    EXPECT_EQ(Reap(child), 0);
+}
+
+// Spins on the last byte of `b` until it holds `mark`; false after `ms`.
+bool SpinFor(const Buffer &b, size_t at, char mark, uint64_t ms) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    const volatile char *p = b.bytes.data() + at;
+    for (uint32_t spins = 0; *p != mark; ++spins)
+        if ((spins & 1023) == 0 && std::chrono::steady_clock::now() > until) return false;
+    return true;
+}
+
+constexpr int kWritePongs = 300;
+// A lost wake-up leaves a Write unplaced until the progress thread's next
+// timeout (1 s); placing one takes microseconds, a parked stream (the
+// application polled it a moment ago) up to a millisecond.
+constexpr uint64_t kWriteLandsMs = 500;
+
+// Write ping-pong server: Writes `i` into the client's buffer once the
+// client's Write of `i` has landed in its own; never calls the provider
+// while it waits. Each side Writes from `out` into the other's `in`, the
+// mark in the last byte (it lands last).
+bool WritePongServer(const char *address, int port_fd) {
+    Endpoint ep;
+    if (!ep.Open(Addr(address))) return false;
+    Buffer msg(64), in(64), out(64);
+    if (!msg.Register(ep) || !in.Register(ep) || !out.Register(ep)) return false;
+    uint16_t port = 0;
+    if (!ep.Listen(Addr(address), &port)) return false;
+    ND2_SGE rs = msg.Sge();
+    if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;
+    if (write(port_fd, &port, sizeof port) != sizeof port) return false;
+    close(port_fd);
+    Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), 64};
+    if (!ep.Accept(&me, sizeof me)) return false;
+    ND2_RESULT r = ep.Next();
+    if (r.Status != ND_SUCCESS || r.RequestType != Nd2RequestTypeReceive) return false;
+    Advert peer;
+    std::memcpy(&peer, msg.bytes.data(), sizeof peer);
+    if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;  // flushed when the client disconnects
+    for (int i = 1; i <= kWritePongs; ++i) {
+        char mark = static_cast<char>(i % 127 + 1);
+        if (!SpinFor(in, 63, mark, kWriteLandsMs)) {
+            std::fprintf(stderr, "server: Write %d did not land within %llu ms\n", i,
+                         static_cast<unsigned long long>(kWriteLandsMs));
+            return false;
+        }
+        out.bytes[63] = mark;
+        ND2_SGE ws = out.Sge(0, 64);
+        if (FAILED(ep.qp->Write(nullptr, &ws, 1, peer.address, peer.token, ND_OP_FLAG_SILENT_SUCCESS))) return false;
+    }
+    return ep.Next(20000).Status == ND_CANCELED;  // the client disconnects
+}
+
+// RDMA Write lands with no call from the target: neither side calls the
+// provider while it spins on its memory (the progress thread places the
+// data on TCP), hundreds of times in a row, each promptly. The copy path
+// (no cross-memory attach) places them when the target calls the provider.
+TEST_P(TwoProcess, WritePingPongLandsWithoutTheTargetCallingTheProvider) {
+    if (std::get<1>(GetParam()) == Path::CopyThroughRing)
+        GTEST_SKIP() << "the copy path places Writes when the target calls the provider (no cross-memory attach)";
+    const char *address = std::get<0>(GetParam());
+    int port_fd = -1;
+    pid_t child = Spawn(&port_fd, [&](int fd) { return WritePongServer(address, fd); });
+    ASSERT_GT(child, 0);
+    uint16_t port = ReadPort(port_fd);
+    ASSERT_NE(port, 0);
+    Endpoint ep;
+    ASSERT_TRUE(ep.Open(Addr(address))) << ep.error;
+    Buffer msg(64), in(64), out(64);
+    ASSERT_TRUE(msg.Register(ep) && in.Register(ep) && out.Register(ep)) << ep.error;
+    kit::IpAddress dest = Addr(address);
+    kit::SetPort(dest.sa(), port);
+    ASSERT_TRUE(ep.Connect(dest)) << ep.error;
+    Advert peer;
+    ULONG len = sizeof peer;
+    ASSERT_EQ(ep.connector->GetPrivateData(&peer, &len), ND_SUCCESS);
+    Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), 64};
+    std::memcpy(msg.bytes.data(), &me, sizeof me);
+    ND2_SGE ss = msg.Sge(0, sizeof me);
+    ASSERT_EQ(ep.qp->Send(nullptr, &ss, 1, 0), ND_SUCCESS);
+    ASSERT_EQ(ep.Next().Status, ND_SUCCESS);
+    for (int i = 1; i <= kWritePongs; ++i) {
+        char mark = static_cast<char>(i % 127 + 1);
+        out.bytes[63] = mark;
+        ND2_SGE ws = out.Sge(0, 64);
+        ASSERT_EQ(ep.qp->Write(nullptr, &ws, 1, peer.address, peer.token, ND_OP_FLAG_SILENT_SUCCESS), ND_SUCCESS);
+        ASSERT_TRUE(SpinFor(in, 63, mark, kWriteLandsMs)) << "the server's Write " << i << " did not land";
+    }
+    OVERLAPPED ov{};
+    EXPECT_EQ(ep.Wait(ep.connector, &ov, ep.connector->Disconnect(&ov)), ND_SUCCESS);
+    ND2_RESULT r;
+    while (ep.cq->GetResults(&r, 1) == 1) EXPECT_EQ(r.Status, ND_SUCCESS) << "silent Writes report only failures";
     EXPECT_EQ(Reap(child), 0);
 }
 

@@ -81,6 +81,7 @@ bool Engine::PostSend(uint64_t id, std::span<const ConstBuffer> sgl, SendFlags f
     op.slot = AddSlot(CompletionKind::Send, id);
     op.sgl.assign(sgl.begin(), sgl.end());
     op.total = total;
+    op.lazy_confirm = flags.lazy_confirm;
     if (flags.invalidate) {
         op.opcode = flags.solicited ? Opcode::SendSolicitedInvalidate : Opcode::SendInvalidate;
         op.rsvd = flags.invalidate_stag;
@@ -91,7 +92,8 @@ bool Engine::PostSend(uint64_t id, std::span<const ConstBuffer> sgl, SendFlags f
     return true;
 }
 
-bool Engine::PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t stag, uint64_t to) {
+bool Engine::PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t stag, uint64_t to,
+                       bool lazy_confirm) {
     const size_t total = TotalLength(sgl);
     if (failed_ || sq_.size() >= options_.max_send_queue || total > kMaxMessage) return false;
     SqOp op;
@@ -103,6 +105,7 @@ bool Engine::PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t s
     op.opcode = Opcode::RdmaWrite;
     op.stag = stag;
     op.to = to;
+    op.lazy_confirm = lazy_confirm;
     sq_.push_back(std::move(op));
     return true;
 }
@@ -119,6 +122,7 @@ bool Engine::PostRead(uint64_t id, uint32_t sink_stag, uint64_t sink_to, uint32_
     op.total = length;
     op.covers = op.slot;  // the peer answers it after everything posted before
     cover_ = std::max(cover_, op.covers);
+    confirm_requested_ = false;  // this Read confirms all there is
     sq_.push_back(std::move(op));
     return true;
 }

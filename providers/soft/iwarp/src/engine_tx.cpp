@@ -32,8 +32,12 @@ size_t Engine::NextFpduSize(Source s) const {
     return FpduSize(header + std::min(max_payload(tagged), op.total - op.sent));
 }
 
+// A fence when the send queue is idle and something on the wire is not
+// covered by a Read yet: at once for an operation that wants its
+// completion, for lazy ones only when asked (RequestConfirmation).
 bool Engine::NeedFence() const {
-    return Confirming() && sq_.empty() && !unconfirmed_.empty() && unconfirmed_.back().slot >= cover_;
+    return Confirming() && sq_.empty() && !unconfirmed_.empty() && unconfirmed_.back().slot >= cover_ &&
+           (urgent_below_ > cover_ || confirm_requested_);
 }
 
 void Engine::QueueFence() {
@@ -43,6 +47,7 @@ void Engine::QueueFence() {
     f.read.source_stag = 1;  // zero length: no STag is checked (as the Read RTR)
     f.covers = slot_base_ + slots_.size();
     cover_ = f.covers;
+    confirm_requested_ = false;
     sq_.push_back(std::move(f));
 }
 
@@ -131,9 +136,10 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
     if (!last) return;
     if (op.kind != OpKind::Rtr) {
         const auto length = static_cast<uint32_t>(op.total);
-        if (Confirming())
+        if (Confirming()) {
             unconfirmed_.push_back({op.slot, length, tagged, op.stag, op.to, op.to + op.total, op.msn});
-        else
+            if (!op.lazy_confirm) urgent_below_ = std::max(urgent_below_, op.slot + 1);
+        } else
             CompleteSlot(op.slot, OpStatus::Success, length);
     }
     sq_.pop_front();

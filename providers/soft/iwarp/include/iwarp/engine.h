@@ -84,6 +84,11 @@ struct SendFlags {
     bool solicited = false;
     bool invalidate = false;
     uint32_t invalidate_stag = 0;
+    // confirm_by_read: the caller needs no prompt word of success (ND's
+    // SILENT_SUCCESS), so no fence Read is issued for this operation alone;
+    // a later Read, a fence for another operation or RequestConfirmation
+    // confirms it. A failure is still reported (the peer's Terminate).
+    bool lazy_confirm = false;
 };
 
 enum class RxStatus : uint8_t { Ok, Stalled, Failed };
@@ -100,7 +105,8 @@ public:
 
     // ---- posting: false once the connection failed or the queue is full ----
     bool PostSend(uint64_t id, std::span<const ConstBuffer> sgl, SendFlags flags = {});
-    bool PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t stag, uint64_t to);
+    bool PostWrite(uint64_t id, std::span<const ConstBuffer> sgl, uint32_t stag, uint64_t to,
+                   bool lazy_confirm = false);  // as SendFlags::lazy_confirm
     // Reads `length` bytes at source_stag/source_to of the peer into our
     // sink_stag/sink_to (checked with Access::LocalWrite as responses land).
     bool PostRead(uint64_t id, uint32_t sink_stag, uint64_t sink_to, uint32_t length, uint32_t source_stag,
@@ -148,6 +154,9 @@ public:
     size_t outstanding_reads() const { return orq_.size(); }  // ours, in flight (<= ORD)
     size_t inbound_reads() const { return irq_.size(); }      // the peer's, queued (<= IRD)
     size_t unconfirmed() const { return unconfirmed_.size(); } // sent, waiting for a Read to confirm
+    // confirm_by_read: have what is unconfirmed (lazy operations included)
+    // confirmed by a fence Read if no other Read does.
+    void RequestConfirmation() { confirm_requested_ = true; }
 
 private:
     enum class OpKind : uint8_t { Send, Write, Read, Rtr, Fence };
@@ -169,6 +178,7 @@ private:
         uint32_t msn = 0;
         ReadRequest read;
         uint64_t covers = 0;             // Reads: confirms slots below this
+        bool lazy_confirm = false;       // Sends and Writes: see SendFlags
     };
     struct OrqEntry {  // our Read, waiting for its response
         uint64_t id = 0;
@@ -253,6 +263,8 @@ private:
     std::deque<SqSlot> slots_;     // slots_[i] is slot slot_base_ + i
     std::deque<Unconfirmed> unconfirmed_;
     uint64_t cover_ = 0;           // a Read queued or sent confirms every slot below this
+    uint64_t urgent_below_ = 0;    // an operation below this slot wants prompt confirmation
+    bool confirm_requested_ = false;
     uint64_t slot_base_ = 0;
     std::deque<Completion> cq_;
     uint32_t tx_msn_[kQueueCount] = {1, 1, 1};
