@@ -204,6 +204,7 @@ void TcpPath::EmitLocked() {
 }
 
 void TcpPath::CompleteLocked() {
+    if (engine_.failed()) OwnPendingLocked();  // before any flushed operation lets its buffers go
     if (engine_.failed() && !logged_end_) {
         logged_end_ = true;
         const iwarp::Fault &f = engine_.local_fault();

@@ -162,8 +162,15 @@ private:
     std::vector<uint8_t> held_;  // read, not yet consumed (the engine stalled)
     size_t held_at_ = 0;
     std::vector<uint8_t> rx_buf_;
-    std::vector<uint8_t> out_;
-    size_t out_at_ = 0;
+    // Framed bytes on their way out: engine pieces (PullGather) naming
+    // own_ or the application's Send/Write buffers, sent from tx_at_/tx_off_.
+    std::vector<uint8_t> own_;
+    std::vector<iwarp::Engine::TxPiece> tx_;
+    size_t tx_at_ = 0, tx_off_ = 0;
+    bool TxPendingLocked() const { return tx_at_ < tx_.size(); }
+    // The stream failed: operations complete (flushed) and their buffers may
+    // go, so what is still to send is copied into own_ first.
+    void OwnPendingLocked();
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     uint64_t stalled_since_ms_ = 0;
     uint64_t silent_since_ms_ = 0;

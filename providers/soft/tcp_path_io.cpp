@@ -4,7 +4,9 @@
 // (the edge-triggered watch reports when it drains).
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "core_log.h"
@@ -167,7 +169,7 @@ void TcpPath::ReadSocketLocked() {
 // unanswered. After the TCP timeout with requests waiting for the peer and
 // not a byte from it, the connection is over (ND_CANCELED, bounded).
 void TcpPath::CheckSilenceLocked() {
-    bool waiting = engine_.unconfirmed() > 0 || engine_.outstanding_reads() > 0 || out_at_ < out_.size();
+    bool waiting = engine_.unconfirmed() > 0 || engine_.outstanding_reads() > 0 || TxPendingLocked();
     if (!waiting || engine_.failed() || eof_) {
         silent_since_ms_ = 0;
         return;
@@ -188,23 +190,55 @@ void TcpPath::CheckHangupLocked() {
 }
 
 void TcpPath::WriteSocketLocked() {
+    constexpr size_t kMaxIov = 64;
     for (;;) {
-        if (out_at_ >= out_.size()) {
-            out_.clear();
-            out_at_ = 0;
-            if (!engine_.WantsToSend() || engine_.Pull(&out_, kPullBudget) == 0) return;
+        if (!TxPendingLocked()) {
+            own_.clear();
+            tx_.clear();
+            tx_at_ = tx_off_ = 0;
+            if (!engine_.WantsToSend() || engine_.PullGather(&own_, &tx_, kPullBudget) == 0) return;
         }
-        ssize_t n = send(fd_, out_.data() + out_at_, out_.size() - out_at_, MSG_DONTWAIT | MSG_NOSIGNAL);
+        iovec iov[kMaxIov];
+        size_t n_iov = 0;
+        for (size_t i = tx_at_; i < tx_.size() && n_iov < kMaxIov; ++i) {
+            const iwarp::Engine::TxPiece &p = tx_[i];
+            const uint8_t *base = p.data ? p.data : own_.data() + p.offset;
+            size_t skip = i == tx_at_ ? tx_off_ : 0;
+            iov[n_iov++] = iovec{const_cast<uint8_t *>(base + skip), p.length - skip};
+        }
+        msghdr m{};
+        m.msg_iov = iov;
+        m.msg_iovlen = n_iov;
+        ssize_t n = sendmsg(fd_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 eof_ = true;  // the connection broke
-                out_.clear();
-                out_at_ = 0;
+                own_.clear();
+                tx_.clear();
+                tx_at_ = tx_off_ = 0;
             }
             return;
         }
-        out_at_ += static_cast<size_t>(n);
+        for (auto left = static_cast<size_t>(n); left > 0;) {  // advance past n bytes
+            size_t k = std::min(left, tx_[tx_at_].length - tx_off_);
+            left -= k;
+            tx_off_ += k;
+            if (tx_off_ == tx_[tx_at_].length) {
+                ++tx_at_;
+                tx_off_ = 0;
+            }
+        }
+    }
+}
+
+void TcpPath::OwnPendingLocked() {
+    for (size_t i = tx_at_; i < tx_.size(); ++i) {
+        iwarp::Engine::TxPiece &p = tx_[i];
+        if (!p.data) continue;
+        size_t at = own_.size();
+        own_.insert(own_.end(), p.data, p.data + p.length);
+        p = {at, nullptr, p.length};
     }
 }
 
@@ -251,8 +285,8 @@ void TcpPath::Shutdown(int timeout_ms) {
     // a disconnect does not flush what the peer took.
     if (engine_.unconfirmed() > 0) engine_.RequestConfirmation();
     PumpLocked();
-    while (!eof_ && !closed_ && (out_at_ < out_.size() || engine_.unconfirmed() > 0) && NowMs() < until) {
-        pollfd p{fd_, static_cast<short>(POLLIN | (out_at_ < out_.size() ? POLLOUT : 0)), 0};
+    while (!eof_ && !closed_ && (TxPendingLocked() || engine_.unconfirmed() > 0) && NowMs() < until) {
+        pollfd p{fd_, static_cast<short>(POLLIN | (TxPendingLocked() ? POLLOUT : 0)), 0};
         poll(&p, 1, 50);
         PumpLocked();
     }

@@ -65,13 +65,38 @@ bool Engine::WantsToSend() const {
     return PickSource() != Source::None || (NeedFence() && orq_.size() < negotiated_.ord);
 }
 
-size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) {
+size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) { return PullInto(out, budget); }
+
+size_t Engine::PullGather(std::vector<uint8_t> *own, std::vector<TxPiece> *pieces, size_t budget) {
+    if (Confirming() && !negotiated_.crc) {
+        gather_ = pieces;
+        gather_from_ = own->size();
+        gather_named_ = 0;
+    }
+    const size_t n = PullInto(own, budget);
+    if (gather_) {
+        CloseOwnedRun(own);
+        gather_ = nullptr;
+        gather_named_ = 0;
+    } else if (n > 0) {
+        pieces->push_back({own->size() - n, nullptr, n});
+    }
+    return n;
+}
+
+// The owned bytes appended since the last piece become a piece.
+void Engine::CloseOwnedRun(std::vector<uint8_t> *out) {
+    if (out->size() > gather_from_) gather_->push_back({gather_from_, nullptr, out->size() - gather_from_});
+    gather_from_ = out->size();
+}
+
+size_t Engine::PullInto(std::vector<uint8_t> *out, size_t budget) {
     const size_t start = out->size();
     if (terminate_out_.empty() && !failed_ && !awaiting_first_fpdu_ && !hold_) {
         for (Source s;;) {
             if (NeedFence()) QueueFence();
             if ((s = PickSource()) == Source::None) break;
-            const size_t appended = out->size() - start;
+            const size_t appended = out->size() - start + gather_named_;
             if (appended > 0 && appended + NextFpduSize(s) > budget) break;
             current_ = s;
             if (s == Source::Sq)
@@ -85,7 +110,7 @@ size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) {
         out->insert(out->end(), terminate_out_.begin(), terminate_out_.end());
         terminate_out_.clear();
     }
-    return out->size() - start;
+    return out->size() - start + gather_named_;
 }
 
 void Engine::EmitSq(std::vector<uint8_t> *out) {
@@ -116,14 +141,19 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
         if (op.sent == 0) op.msn = tx_msn_[kQueueSend]++;
         AppendUntaggedHeader(out, op.opcode, last, kQueueSend, op.msn, static_cast<uint32_t>(op.sent), op.rsvd);
     }
-    // Gather n bytes from the caller's buffers, straight into the FPDU.
-    size_t at = out->size();
-    out->resize(at + n);
+    // n bytes from the caller's buffers: named (PullGather) or copied
+    // straight into the FPDU.
+    const size_t unpadded = out->size() - fpdu + n;
+    if (gather_) CloseOwnedRun(out);
     for (size_t left = n; left > 0;) {
         const ConstBuffer &b = op.sgl[op.sge];
         const size_t k = std::min(left, b.length - op.sge_offset);
-        if (k > 0) std::memcpy(out->data() + at, b.data + op.sge_offset, k);
-        at += k;
+        if (k > 0 && gather_) {
+            gather_->push_back({0, b.data + op.sge_offset, k});
+            gather_named_ += k;
+        } else if (k > 0) {
+            out->insert(out->end(), b.data + op.sge_offset, b.data + op.sge_offset + k);
+        }
         left -= k;
         op.sge_offset += k;
         if (op.sge_offset == b.length) {
@@ -131,7 +161,10 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
             op.sge_offset = 0;
         }
     }
-    FinishFpdu(out, fpdu, negotiated_.crc);
+    if (gather_)
+        out->resize(out->size() + (4 - unpadded % 4) % 4 + kMpaCrcSize, 0);  // pad and CRC field (no CRC)
+    else
+        FinishFpdu(out, fpdu, negotiated_.crc);
     op.sent += n;
     if (!last) return;
     if (op.kind != OpKind::Rtr) {

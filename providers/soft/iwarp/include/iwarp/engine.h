@@ -122,6 +122,17 @@ public:
     // Appends whole FPDUs while they fit in `budget` (at least one if any is
     // ready); returns the bytes appended.
     size_t Pull(std::vector<uint8_t> *out, size_t budget);
+    // As Pull, but the payload of Sends and Writes is named, not copied
+    // (when confirm_by_read is on and CRC off: their buffers then stay
+    // valid until the peer has shown it took everything). The bytes to send
+    // are `pieces` in order; a piece with data == nullptr is `length` bytes
+    // at `offset` in *own (headers, pads, CRCs, Read Responses).
+    struct TxPiece {
+        size_t offset;
+        const uint8_t *data;
+        size_t length;
+    };
+    size_t PullGather(std::vector<uint8_t> *own, std::vector<TxPiece> *pieces, size_t budget);
     bool WantsToSend() const;
 
     bool PollCompletion(Completion *c);
@@ -224,7 +235,9 @@ private:
     // engine_tx.cpp
     Source PickSource() const;
     size_t NextFpduSize(Source s) const;
+    size_t PullInto(std::vector<uint8_t> *out, size_t budget);
     void EmitSq(std::vector<uint8_t> *out);
+    void CloseOwnedRun(std::vector<uint8_t> *out);
     void EmitIrq(std::vector<uint8_t> *out);
     bool Confirming() const { return options_.confirm_by_read && negotiated_.ord > 0; }
     bool NeedFence() const;
@@ -270,6 +283,9 @@ private:
     uint32_t tx_msn_[kQueueCount] = {1, 1, 1};
     uint32_t rx_msn_[kQueueCount] = {1, 1, 1};
     Source current_ = Source::None;  // queue whose head message is partly sent
+    std::vector<TxPiece> *gather_ = nullptr;  // PullGather in progress
+    size_t gather_from_ = 0;                  // start of the owned bytes not yet in *gather_
+    size_t gather_named_ = 0;                 // payload bytes named by reference so far
     Source last_ = Source::Sq;       // alternate between queues at message boundaries (IRQ first)
 
     bool awaiting_first_fpdu_ = false;
