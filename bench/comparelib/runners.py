@@ -220,4 +220,10 @@ def ucx_msgrate(s, exe, name, env, size=8):
                    command=command, iterations=int(row[0]))]
 
 
-RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner]
+def netns_runner(s):
+    """Between two network namespaces (comparelib/netns.py)."""
+    from .netns import netns_runner as between_namespaces  # it imports this module
+    return between_namespaces(s)
+
+
+RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner]

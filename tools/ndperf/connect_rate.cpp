@@ -72,7 +72,7 @@ struct Setup {
 }  // namespace
 
 int RunConnectRateClient(const Options &o, std::vector<Result> *results) {
-    kit::IpAddress local = ParseAddressOrThrow(o.address), dest = local;
+    kit::IpAddress dest = ParseAddressOrThrow(o.address), local = LocalAddressFor(dest);
     kit::SetPort(dest.sa(), o.port);
     Adapter adapter;
     adapter.Open(local, o.provider);

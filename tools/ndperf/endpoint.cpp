@@ -32,6 +32,16 @@ kit::IpAddress ParseAddressOrThrow(const std::string &text) {
     return a;
 }
 
+kit::IpAddress LocalAddressFor(const kit::IpAddress &dest) {
+    kit::IpAddress local;
+    SIZE_T len = sizeof local.storage;
+    HRESULT hr = NdResolveAddress(dest.sa(), dest.length(), local.sa(), &len);
+    if (FAILED(hr))
+        throw std::runtime_error("no local ND address reaches " + kit::ToString(dest.sa()) + ": " +
+                                 StatusName(hr));
+    return local;
+}
+
 void Check(HRESULT hr, const char *what) {
     if (FAILED(hr)) throw std::runtime_error(std::string(what) + " failed: " + StatusName(hr));
 }

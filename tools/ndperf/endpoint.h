@@ -146,5 +146,7 @@ void Label(const Options &o, const Adapter &a, Result *r);
 uint64_t NowNs();
 std::string StatusName(HRESULT hr);
 opennd::kit::IpAddress ParseAddressOrThrow(const std::string &text);
+// The local address an ND client uses to reach `dest` (NdResolveAddress).
+opennd::kit::IpAddress LocalAddressFor(const opennd::kit::IpAddress &dest);
 
 }  // namespace ndperf

@@ -143,7 +143,7 @@ int RunServer(Options &o) {
 }
 
 int RunClient(const Options &o, std::vector<Result> *results) {
-    kit::IpAddress local = ParseAddressOrThrow(o.address), dest = local;
+    kit::IpAddress dest = ParseAddressOrThrow(o.address), local = LocalAddressFor(dest);
     kit::SetPort(dest.sa(), o.port);
     auto adapter = std::make_shared<Adapter>();
     adapter->Open(local, o.provider);
