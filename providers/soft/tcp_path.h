@@ -155,7 +155,7 @@ private:
     const Env env_;
     const int fd_;
     std::mutex mu_;
-    std::atomic<bool> pass_wanted_{false};
+    std::atomic<uint32_t> pass_wanted_{0};  // non-zero: a pass was asked for
     std::atomic<uint64_t> app_poll_ns_{0};  // when the application last polled
     std::atomic<bool> closed_flag_{false};  // closed_, readable without mu_
     iwarp::Engine engine_;

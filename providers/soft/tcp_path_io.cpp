@@ -40,9 +40,9 @@ TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
     if (!mu_.try_lock()) {
         if (!from_engine) return Event::None;  // the holder is making progress; we poll again
         // Whoever holds the lock makes the pass for us as it lets go (Unlock).
-        pass_wanted_.store(true, std::memory_order_seq_cst);
+        pass_wanted_.store(1, std::memory_order_seq_cst);
         if (!mu_.try_lock()) return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;
-        pass_wanted_.store(false, std::memory_order_relaxed);  // it let go meanwhile: ours to make
+        pass_wanted_.store(0, std::memory_order_relaxed);  // it let go meanwhile: ours to make
     }
     bool was_established = engine_.established();
     PumpLocked();
@@ -53,16 +53,16 @@ TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
 }
 
 // Lets go of mu_; if another thread asked for a pass meanwhile (it found the
-// lock taken), takes the lock back and makes it. The fence orders the unlock
-// before the look at pass_wanted_, against the asker's store before its
-// second try_lock: one of the two sees the other.
+// lock taken), takes the lock back and makes it. The look at pass_wanted_
+// is a read-modify-write (a full barrier): it cannot move before the
+// unlock, so of the asker's store-then-try_lock and our unlock-then-look,
+// one sees the other.
 void TcpPath::Unlock() {
     for (;;) {
         mu_.unlock();
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (!pass_wanted_.load(std::memory_order_relaxed)) return;
+        if (pass_wanted_.fetch_add(0, std::memory_order_seq_cst) == 0) return;
         if (!mu_.try_lock()) return;  // its holder will look
-        if (pass_wanted_.exchange(false, std::memory_order_acq_rel)) PumpLocked();
+        if (pass_wanted_.exchange(0, std::memory_order_acq_rel) != 0) PumpLocked();
     }
 }
 

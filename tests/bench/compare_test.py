@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bench"))
 sys.dont_write_bytecode = True
 
-from comparelib import tables  # noqa: E402
+from comparelib import fabric_rma, tables  # noqa: E402
 from comparelib.common import record  # noqa: E402
 
 BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
@@ -65,6 +65,20 @@ class Tables(unittest.TestCase):
         for line in md.splitlines():
             if line.startswith("|"):
                 self.assertTrue(line.endswith("|"), line)
+
+
+class FabricRma(unittest.TestCase):
+    def test_json_line_to_record(self):
+        out = ("some provider warning\n"
+               '{"tool":"fi_rma_bw","provider":"tcp;ofi_rxm","op":"read","size":1048576,"iters":2000,'
+               '"window":32,"gbps":1.25,"gbps_median":1.5,"windows":62,"seconds":1.6,"mr_mode":"none"}\n')
+        doc = fabric_rma.parse_fi_rma_bw(out)
+        r = fabric_rma.record_of(doc, ["fi_rma_bw", "--op", "read"])
+        self.assertEqual((r["source"], r["label"], r["transport"], r["kind"], r["size"], r["unit"]),
+                         ("libfabric", "libfabric tcp read", "tcp", "bandwidth", 1 << 20, "GB/s"))
+        self.assertEqual((r["status"], r["value"], r["statistic"], r["overall"]), ("ok", 1.5, "median", 1.25))
+        self.assertEqual((r["iterations"], r["window"], r["provider"]), (2000, 32, "tcp;ofi_rxm"))
+        self.assertIsNone(fabric_rma.parse_fi_rma_bw("fi_rma_bw (initiator): error: fi_getinfo: ...\n"))
 
 
 class UpdateReadme(unittest.TestCase):

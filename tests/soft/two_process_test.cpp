@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -219,8 +220,8 @@ TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
 // Spins on the last byte of `b` until it holds `mark`; false after `ms`.
 bool SpinFor(const Buffer &b, size_t at, char mark, uint64_t ms) {
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    const volatile char *p = b.bytes.data() + at;
-    for (uint32_t spins = 0; *p != mark; ++spins)
+    std::atomic_ref<char> byte(const_cast<char &>(b.bytes[at]));  // the provider stores it atomically
+    for (uint32_t spins = 0; byte.load(std::memory_order_acquire) != mark; ++spins)
         if ((spins & 1023) == 0 && std::chrono::steady_clock::now() > until) return false;
     return true;
 }
