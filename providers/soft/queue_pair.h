@@ -219,9 +219,19 @@ private:
     // READ_FENCE: a Read posted before op `seq` has not completed yet.
     bool ReadPendingBeforeLocked(uint64_t seq) const;
     void PumpResponsesLocked();
+    // A receive to complete once the message that filled it is finished
+    // (the sender's Send is done before the receiver can see its receive).
+    struct ReceiveDone {
+        bool valid = false;
+        PostedReceive receive;
+        HRESULT status = ND_SUCCESS;
+        ULONG bytes = 0;
+        bool solicited = false;
+    };
     // Handles one copy-path message; false if it must wait (no receive yet).
-    // *for_sender: the status the message is finished with; *fatal: the QP fails.
-    bool HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal);
+    // *for_sender: the status the message is finished with; *fatal: the QP
+    // fails; *done: a receive the message completed.
+    bool HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal, ReceiveDone *done);
     bool TakeReceive(PostedReceive *r);
     void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
     HRESULT Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);

@@ -181,7 +181,7 @@ void QueuePair::PumpResponsesLocked() {
     conn_->WakePeer();
 }
 
-bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal) {
+bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal, ReceiveDone *done) {
     const char *payload = Channel::Payload(m);
     uint32_t capacity = m->slots * kSlotSize - sizeof(MsgHeader);
     *for_sender = ND_SUCCESS;
@@ -210,7 +210,8 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
         else
             *for_sender = ND_REMOTE_ERROR;
         if (m->flags & kMsgLast) {
-            CompleteReceive(r.receive, r.status, SUCCEEDED(r.status) ? r.total : 0, (m->flags & kMsgSolicited) != 0);
+            *done = ReceiveDone{true, r.receive, r.status, SUCCEEDED(r.status) ? r.total : 0,
+                                (m->flags & kMsgSolicited) != 0};
             *fatal = FAILED(r.status);
             r.active = false;
         }

@@ -283,9 +283,11 @@ void QueuePair::ProgressReceivePass() {
                 failed = true;
                 break;
             }
-            if (!HandleCopyMessage(m, &for_sender, &fatal)) break;  // waits for a receive
+            ReceiveDone done;
+            if (!HandleCopyMessage(m, &for_sender, &fatal, &done)) break;  // waits for a receive
             consumer_.Finish(m, for_sender);
             conn_->WakePeer();
+            if (done.valid) CompleteReceive(done.receive, done.status, done.bytes, done.solicited);
             if (fatal) {
                 failed = true;
                 break;
@@ -304,9 +306,13 @@ void QueuePair::ProgressReceivePass() {
         ULONG bytes = 0;
         int32_t for_sender = ND_SUCCESS;
         HRESULT result = Deliver(m, r, &bytes, &for_sender);
-        CompleteReceive(r, result, bytes, (m->flags & kMsgSolicited) != 0);
-        consumer_.Finish(m, for_sender);
+        bool solicited = (m->flags & kMsgSolicited) != 0;
+        // The sender's Send is finished before our receive completes: an
+        // application that disconnects as soon as it has the message must
+        // not have that Send flushed (ND_CANCELED) at its peer.
+        consumer_.Finish(m, for_sender);  // m may be reused from here on
         conn_->WakePeer();
+        CompleteReceive(r, result, bytes, solicited);
         if (FAILED(result)) {
             failed = true;
             break;
