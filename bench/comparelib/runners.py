@@ -9,6 +9,7 @@ import re
 import shutil
 
 from .common import error_summary, free_port, pair_error, record, run, run_pair
+from .fabric_rma import libfabric_rma_runner
 from .opennd import ndperf_runner
 
 
@@ -226,4 +227,4 @@ def netns_runner(s):
     return between_namespaces(s)
 
 
-RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner]
+RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner, libfabric_rma_runner]
