@@ -44,7 +44,7 @@ iwarp::EngineOptions OptionsFor(uint32_t mss) {
 TcpPath::TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, uint32_t mss,
                  std::vector<uint8_t> held, bool hold, uint32_t hold_ms)
     : env_(env), fd_(fd), engine_(negotiated, *this, OptionsFor(mss)), held_(std::move(held)), rx_buf_(256 * 1024),
-      hold_(hold) {
+      hold_(hold), silence_limit_ms_(TcpTimeoutMs()) {
     engine_.HoldTransmit(hold || hold_ms > 0);
     if (hold_ms > 0) {
         hold_until_ms_ = NowMs() + hold_ms;
@@ -294,6 +294,12 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
     auto *dst = reinterpret_cast<uint8_t *>(to);
     if (len > 1) std::memcpy(dst, data, len - 1);
     std::atomic_ref<uint8_t>(dst[len - 1]).store(data[len - 1], std::memory_order_release);
+}
+
+const uint8_t *TcpPath::TaggedSource(uint32_t stag, uint64_t to, uint32_t len) {
+    // Checked when the Read Request arrived; look again (see FetchTagged).
+    if (CheckTagged(stag, to, len, iwarp::Access::RemoteRead) != iwarp::TaggedCheck::Ok) return nullptr;
+    return reinterpret_cast<const uint8_t *>(to);
 }
 
 bool TcpPath::FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) {

@@ -93,6 +93,7 @@ public:
     iwarp::TaggedCheck CheckTagged(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access) override;
     void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access access) override;
     bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override;
+    const uint8_t *TaggedSource(uint32_t stag, uint64_t to, uint32_t len) override;
 
 private:
     struct InitiatorOp {
@@ -174,6 +175,7 @@ private:
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     uint64_t stalled_since_ms_ = 0;
     uint64_t silent_since_ms_ = 0;
+    const uint32_t silence_limit_ms_;  // TcpTimeoutMs() when the stream began
     uint64_t hold_until_ms_ = 0;  // transmit nothing before this (the siw 6.1 window); 0: no timer
     void ReleaseHoldLocked();  // waiting for the peer, and not a byte from it since
     uint64_t next_id_ = 1;

@@ -176,8 +176,8 @@ void TcpPath::CheckSilenceLocked() {
     }
     uint64_t now = NowMs();
     if (silent_since_ms_ == 0) silent_since_ms_ = now;
-    if (now - silent_since_ms_ > TcpTimeoutMs()) {
-        OPENND_SOFT_LOG("the peer has not answered for %u ms: ending the connection", TcpTimeoutMs());
+    if (now - silent_since_ms_ > silence_limit_ms_) {
+        OPENND_SOFT_LOG("the peer has not answered for %u ms: ending the connection", silence_limit_ms_);
         engine_.Abort(true);
         eof_ = true;
         shutdown(fd_, SHUT_RDWR);  // the watch sees it: the connector reports the disconnect

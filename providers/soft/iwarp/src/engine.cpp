@@ -8,6 +8,8 @@ namespace iwarp {
 
 Placement::~Placement() = default;
 
+const uint8_t *Placement::TaggedSource(uint32_t, uint64_t, uint32_t) { return nullptr; }
+
 bool Placement::InvalidateStag(uint32_t) {
     return false;
 }

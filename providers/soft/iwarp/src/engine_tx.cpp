@@ -187,9 +187,17 @@ void Engine::EmitIrq(std::vector<uint8_t> *out) {
     const size_t fpdu = BeginFpdu(out, sizeof(TaggedHeader) + n);
     AppendTaggedHeader(out, Opcode::ReadResponse, last, e.read.sink_stag, e.read.sink_to + e.sent);
     const size_t at = out->size();
-    out->resize(at + n);
-    if (n > 0 && !placement_.FetchTagged(e.read.source_stag, e.read.source_to + e.sent, out->data() + at,
-                                         static_cast<uint32_t>(n))) {
+    const uint8_t *source =
+        n > 0 ? placement_.TaggedSource(e.read.source_stag, e.read.source_to + e.sent, static_cast<uint32_t>(n))
+              : nullptr;
+    if (source) {
+        out->insert(out->end(), source, source + n);  // one copy, no zero-fill first
+    } else {
+        out->resize(at + n);
+    }
+    if (n > 0 && !source &&
+        !placement_.FetchTagged(e.read.source_stag, e.read.source_to + e.sent, out->data() + at,
+                                static_cast<uint32_t>(n))) {
         out->resize(fpdu);
         // The source went away after the Read Request was checked: report
         // it against that request (RDMAP remote protection, as siw).

@@ -41,6 +41,10 @@ public:
     // pieces). Returns false if the memory is no longer accessible (the
     // engine then terminates the stream).
     virtual bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) = 0;
+    // Where FetchTagged would copy from, if the range is plain memory of
+    // this process (the engine then appends it to its output in one copy);
+    // nullptr: use FetchTagged. Checked like FetchTagged. Default: nullptr.
+    virtual const uint8_t *TaggedSource(uint32_t stag, uint64_t to, uint32_t len);
 
     // Send with Invalidate: invalidate `stag` once the message is placed.
     // Returns false if it cannot be invalidated. Default: refuse.
