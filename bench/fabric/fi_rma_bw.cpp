@@ -316,15 +316,21 @@ void Learn(Fabric &f, const PeerInfo &peer) {
 
 // --- target ----------------------------------------------------------------
 
-int Target(int sock, const Options &o) {
-    g_role = "target";
-    Fabric f;
+// Opens the endpoint, fills the buffer with `fill` and trades endpoint
+// descriptions with the other process.
+void Meet(Fabric &f, int sock, const Options &o, char fill) {
     Open(f, o);
-    std::memset(f.buf, kTargetFill, o.size);
+    std::memset(f.buf, fill, o.size);
     PeerInfo me = Describe(f), peer;
     WriteAll(sock, &me, sizeof me);
     ReadAll(sock, &peer, sizeof peer, "its endpoint description");
     Learn(f, peer);
+}
+
+int Target(int sock, const Options &o) {
+    g_role = "target";
+    Fabric f;
+    Meet(f, sock, o, kTargetFill);
 
     // Progress until told to stop. Nothing completes here (RMA targets see no
     // completions); polling the CQ drives the provider's data progress.
@@ -425,12 +431,7 @@ std::string JsonString(const std::string &s) {
 int Initiator(int sock, const Options &o) {
     g_role = "initiator";
     Fabric f;
-    Open(f, o);
-    std::memset(f.buf, kInitiatorFill, o.size);
-    PeerInfo me = Describe(f), peer;
-    WriteAll(sock, &me, sizeof me);
-    ReadAll(sock, &peer, sizeof peer, "its endpoint description");
-    Learn(f, peer);
+    Meet(f, sock, o, kInitiatorFill);
 
     Pump(f, o, std::max(o.iters / 10, 1L), false);  // warm-up: connection set-up, first touches
     Run run = Pump(f, o, o.iters, true);

@@ -9,6 +9,13 @@ namespace {
 using namespace iwarp;
 using namespace iwarp_test;
 
+size_t ReadRequestsIn(const Bytes &wire) {
+    std::vector<Bytes> storage;
+    size_t reads = 0;
+    for (const Segment &s : Segments(wire, false, &storage)) reads += s.opcode == Opcode::ReadRequest;
+    return reads;
+}
+
 EngineOptions Confirming() {
     EngineOptions o;
     o.confirm_by_read = true;
@@ -53,10 +60,7 @@ TEST(EngineConfirm, AnApplicationReadConfirmsEarlierWritesWithoutAFence) {
         EXPECT_EQ(done[i].id, i + 1) << "posting order";
         EXPECT_EQ(done[i].status, OpStatus::Success);
     }
-    std::vector<Bytes> storage;
-    size_t reads = 0;
-    for (const Segment &s : Segments(p.a_wire, false, &storage)) reads += s.opcode == Opcode::ReadRequest;
-    EXPECT_EQ(reads, 1u) << "the application's Read confirms; no fence needed";
+    EXPECT_EQ(ReadRequestsIn(p.a_wire), 1u) << "the application's Read confirms; no fence needed";
 }
 
 TEST(EngineConfirm, TerminateFailsTheWriteItNamesAndSettlesTheOthers) {
@@ -204,23 +208,10 @@ namespace {
 using namespace iwarp;
 using namespace iwarp_test;
 
-size_t ReadRequestsIn(const Bytes &wire) {
-    std::vector<Bytes> storage;
-    size_t reads = 0;
-    for (const Segment &s : Segments(wire, false, &storage)) reads += s.opcode == Opcode::ReadRequest;
-    return reads;
-}
-
-EngineOptions Confirm() {
-    EngineOptions o;
-    o.confirm_by_read = true;
-    return o;
-}
-
 // SILENT_SUCCESS operations: no fence of their own; the next operation
 // that wants its completion brings one that confirms them all, in order.
 TEST(EngineConfirm, LazyOperationsWaitForAFenceSomebodyNeeds) {
-    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirm());
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
     p.pb.Add(7, 0, 64, true, false);
     Bytes src = Pattern(64);
     ConstBuffer b{src.data(), src.size()};
@@ -243,7 +234,7 @@ TEST(EngineConfirm, LazyOperationsWaitForAFenceSomebodyNeeds) {
 }
 
 TEST(EngineConfirm, RequestConfirmationFencesLazyOperations) {
-    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirm());
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
     p.b.PostReceive(10, {});
     SendFlags lazy;
     lazy.lazy_confirm = true;
@@ -264,7 +255,7 @@ TEST(EngineConfirm, RequestConfirmationFencesLazyOperations) {
 // A lazy operation the target refuses still fails by itself: the Terminate
 // names it, with no fence needed.
 TEST(EngineConfirm, LazyWriteToABadStagStillFails) {
-    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirm());
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
     p.pb.Add(7, 0, 64, true, false);
     Bytes src = Pattern(64);
     ConstBuffer b{src.data(), src.size()};
