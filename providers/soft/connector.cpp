@@ -205,10 +205,14 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     if (state_ != State::Requested) return ND_CONNECTION_INVALID;
     if (aborted_) return ND_CONNECTION_ABORTED;
     if (!qp->Reserve()) return ND_CONNECTION_ACTIVE;
-    if (conn_->tcp) return AcceptTcpLocked(qp, inbound_limit, outbound_limit, private_data, private_size, ov);
+    CmMessage m = NewCmMessage(CmType::Accept);
+    if (!CopyPrivateData(&m, private_data, private_size)) {
+        qp->Unreserve();
+        return ND_ACCESS_VIOLATION;  // R116
+    }
     inbound_ = std::min({inbound_limit, kMaxReadLimit, peer_msg_.outbound_read_limit});
     outbound_ = std::min({outbound_limit, kMaxReadLimit, peer_msg_.inbound_read_limit});
-    CmMessage m = NewCmMessage(CmType::Accept);
+    if (conn_->tcp) return AcceptTcpLocked(qp, m, ov);
     m.inbound_read_limit = inbound_;
     m.outbound_read_limit = outbound_;
     m.probe_address = ProbeAddress();
@@ -217,14 +221,16 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     m.flags |= qp->UsesSrq() ? kCmFlagUsesSrq : 0;
     std::memcpy(m.peer_address, &local_.storage, local_.length());
     m.peer_address_len = local_.length();
-    if (!CopyPrivateData(&m, private_data, private_size)) {
-        qp->Unreserve();
-        return ND_ACCESS_VIOLATION;  // R116
-    }
     int ro = engine_->mrs().ReadOnlyFd();
     int fds[2] = {engine_->wake_fd(), ro};
     bool sent = ro >= 0 && CmSend(conn_->cm_fd, m, fds, 2);
     if (ro >= 0) close(ro);
+    HRESULT hr = AcceptSentLocked(qp, sent, ov);
+    if (hr == ND_PENDING) qp->Attach(conn_);  // the first Send may arrive before Ready is read
+    return hr;
+}
+
+HRESULT Connector::AcceptSentLocked(QueuePair *qp, bool sent, OVERLAPPED *ov) {
     if (!sent) {
         qp->Unreserve();
         aborted_ = true;
@@ -236,7 +242,6 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
         return hr;
     }
     qp_ = kit::ComPtr<QueuePair>(qp, true);
-    qp->Attach(conn_);  // the first Send may arrive before Ready is read
     accept_ov_ = ov;
     state_ = State::Accepting;
     return ND_PENDING;

@@ -85,8 +85,10 @@ private:
                              const VOID *private_data, ULONG private_size, OVERLAPPED *ov);
     void OnTcpLocked();
     void TcpHandshakeLocked();
-    HRESULT AcceptTcpLocked(QueuePair *qp, ULONG inbound_limit, ULONG outbound_limit, const VOID *private_data,
-                            ULONG private_size, OVERLAPPED *ov);
+    HRESULT AcceptTcpLocked(QueuePair *qp, const CmMessage &m, OVERLAPPED *ov);
+    // The end of Accept on either transport, once the reply went out (`sent`):
+    // the overlapped begins and the QP is ours, or the QP is let go.
+    HRESULT AcceptSentLocked(QueuePair *qp, bool sent, OVERLAPPED *ov);
     void RejectTcpLocked(const CmMessage &m);
     HRESULT CopyAddress(const opennd::kit::IpAddress &a, sockaddr *out, ULONG *size);
 

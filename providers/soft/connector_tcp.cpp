@@ -135,32 +135,13 @@ void Connector::TcpHandshakeLocked() {
     }
 }
 
-HRESULT Connector::AcceptTcpLocked(QueuePair *qp, ULONG inbound_limit, ULONG outbound_limit,
-                                   const VOID *private_data, ULONG private_size, OVERLAPPED *ov) {
-    CmMessage m = NewCmMessage(CmType::Accept);
-    if (!CopyPrivateData(&m, private_data, private_size)) {
-        qp->Unreserve();
-        return ND_ACCESS_VIOLATION;  // R116
-    }
-    inbound_ = std::min({inbound_limit, kMaxReadLimit, peer_msg_.outbound_read_limit});
-    outbound_ = std::min({outbound_limit, kMaxReadLimit, peer_msg_.inbound_read_limit});
+HRESULT Connector::AcceptTcpLocked(QueuePair *qp, const CmMessage &m, OVERLAPPED *ov) {
     TcpLink &link = *conn_->tcp;
     iwarp::MpaConfig limits = MpaConfigFor(inbound_, outbound_);
     link.responder->SetReadLimits(limits.ird, limits.ord);
     link.out = link.responder->Accept(std::span<const uint8_t>(m.private_data, m.private_len));
-    if (link.out.empty() || !link.Flush()) {
-        qp->Unreserve();
-        aborted_ = true;
-        return ND_CONNECTION_ABORTED;
-    }
-    HRESULT hr = requests_.Begin(ov);
-    if (hr != ND_PENDING) {
-        qp->Unreserve();
-        return hr;
-    }
-    qp_ = kit::ComPtr<QueuePair>(qp, true);
-    accept_ov_ = ov;
-    state_ = State::Accepting;
+    HRESULT hr = AcceptSentLocked(qp, !link.out.empty() && link.Flush(), ov);
+    if (hr != ND_PENDING) return hr;
     const iwarp::Negotiated &n = link.responder->negotiated();
     qp->AttachTcp(conn_, n, {}, false);
     // Without an RTR (a peer that did not ask for one) nothing tells us when
