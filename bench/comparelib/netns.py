@@ -109,7 +109,7 @@ def netns_runner(s):
     try:
         if exe and os.access(exe, os.X_OK):
             lat = ",".join(map(str, s.lat_sizes))
-            out += _ndperf(s, exe, ["-t", LATENCY_TESTS, "-S", lat] + (["-n", str(s.lat_iters // 8)] if s.quick else []),
+            out += _ndperf(s, exe, ["-t", LATENCY_TESTS, "-S", lat] + (["-n", str(s.lat_iters)] if s.quick else []),
                            "latency", "latency", s.lat_sizes[0])
             for size in s.bw_sizes:
                 n = str(max(20, s.bw_iters(size) // (8 if s.quick else 4)))
