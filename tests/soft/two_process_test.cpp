@@ -30,10 +30,12 @@ kit::IpAddress Addr(const char *text) {
     return a;
 }
 
-// Runs `server` in a child process; returns its pid. The child writes the
-// listening port into the pipe and exits 0 on success.
+// Runs `server` in a child process; returns its pid and, in *port, the
+// port it listens on (0 if it never said). The child writes the port into
+// the pipe it is given and exits 0 on success.
 template <class F>
-pid_t Spawn(int *port_pipe_read, F server) {
+pid_t Spawn(uint16_t *port, F server) {
+    *port = 0;
     int p[2];
     if (pipe(p) != 0) return -1;
     pid_t pid = fork();
@@ -46,15 +48,15 @@ pid_t Spawn(int *port_pipe_read, F server) {
         _exit(rc);
     }
     close(p[1]);
-    *port_pipe_read = p[0];
+    if (read(p[0], port, sizeof *port) != sizeof *port) *port = 0;
+    close(p[0]);
     return pid;
 }
 
-uint16_t ReadPort(int fd) {
-    uint16_t port = 0;
-    if (read(fd, &port, sizeof port) != sizeof port) port = 0;
-    close(fd);
-    return port;
+kit::IpAddress Addr(const char *text, uint16_t port) {
+    kit::IpAddress a = Addr(text);
+    kit::SetPort(a.sa(), port);
+    return a;
 }
 
 int Reap(pid_t pid) {
@@ -135,10 +137,9 @@ bool EchoServer(const char *address, int port_fd) {
 
 TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
     const char *address = std::get<0>(GetParam());
-    int port_fd = -1;
-    pid_t child = Spawn(&port_fd, [&](int fd) { return EchoServer(address, fd); });
+    uint16_t port = 0;
+    pid_t child = Spawn(&port, [&](int fd) { return EchoServer(address, fd); });
     ASSERT_GT(child, 0);
-    uint16_t port = ReadPort(port_fd);
     ASSERT_NE(port, 0);
 
     Endpoint ep;
@@ -147,9 +148,7 @@ TEST_P(TwoProcess, ConnectSendReceiveWriteReadDisconnect) {
     ASSERT_TRUE(out.Register(ep) && in.Register(ep)) << ep.error;
     ND2_SGE rs = in.Sge();
     ASSERT_EQ(ep.qp->Receive(nullptr, &rs, 1), ND_SUCCESS);
-    kit::IpAddress dest = Addr(address);
-    kit::SetPort(dest.sa(), port);
-    ASSERT_TRUE(ep.Connect(dest, "hi", 2)) << ep.error;
+    ASSERT_TRUE(ep.Connect(Addr(address, port), "hi", 2)) << ep.error;
     char pd[16] = {};
     ULONG pdlen = sizeof pd;
     EXPECT_EQ(ep.connector->GetPrivateData(pd, &pdlen), ND_SUCCESS);
@@ -277,18 +276,15 @@ class TwoProcessOneSided : public TwoProcess {};
 
 TEST_P(TwoProcessOneSided, WritePingPongLandsWithoutTheTargetCallingTheProvider) {
     const char *address = std::get<0>(GetParam());
-    int port_fd = -1;
-    pid_t child = Spawn(&port_fd, [&](int fd) { return WritePongServer(address, fd); });
+    uint16_t port = 0;
+    pid_t child = Spawn(&port, [&](int fd) { return WritePongServer(address, fd); });
     ASSERT_GT(child, 0);
-    uint16_t port = ReadPort(port_fd);
     ASSERT_NE(port, 0);
     Endpoint ep;
     ASSERT_TRUE(ep.Open(Addr(address))) << ep.error;
     Buffer msg(64), in(64), out(64);
     ASSERT_TRUE(msg.Register(ep) && in.Register(ep) && out.Register(ep)) << ep.error;
-    kit::IpAddress dest = Addr(address);
-    kit::SetPort(dest.sa(), port);
-    ASSERT_TRUE(ep.Connect(dest)) << ep.error;
+    ASSERT_TRUE(ep.Connect(Addr(address, port))) << ep.error;
     Advert peer;
     ULONG len = sizeof peer;
     ASSERT_EQ(ep.connector->GetPrivateData(&peer, &len), ND_SUCCESS);
@@ -318,8 +314,8 @@ TEST_P(TwoProcessOneSided, WritePingPongLandsWithoutTheTargetCallingTheProvider)
 TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
     setenv("OPENND_SOFT_ARMED_POLL_MS", "20000", 1);
     ASSERT_EQ(NdStartup(), S_OK);
-    int port_fd = -1;
-    pid_t child = Spawn(&port_fd, [](int fd) {
+    uint16_t port = 0;
+    pid_t child = Spawn(&port, [](int fd) {
         Endpoint ep;
         if (!ep.Open(Addr("127.0.0.1"))) return false;
         Buffer msg(64);
@@ -337,7 +333,6 @@ TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
         return ep.Next(20000).Status == ND_CANCELED;  // flushed when the client disconnects
     });
     ASSERT_GT(child, 0);
-    uint16_t port = ReadPort(port_fd);
     ASSERT_NE(port, 0);
     Endpoint ep;
     ASSERT_TRUE(ep.Open(Addr("127.0.0.1"))) << ep.error;
@@ -355,9 +350,7 @@ TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
               ND_SUCCESS);
     ND2_SGE rs = in.Sge();
     ASSERT_EQ(ep.qp->Receive(nullptr, &rs, 1), ND_SUCCESS);
-    kit::IpAddress dest = Addr("127.0.0.1");
-    kit::SetPort(dest.sa(), port);
-    ASSERT_TRUE(ep.Connect(dest)) << ep.error;
+    ASSERT_TRUE(ep.Connect(Addr("127.0.0.1", port))) << ep.error;
     // No polling here: only the provider's progress can deliver it.
     EXPECT_EQ(WaitForSingleObject(ov.hEvent, 10000), WAIT_OBJECT_0) << "the peer's Send did not wake the armed CQ";
     EXPECT_EQ(ep.cq->GetOverlappedResult(&ov, FALSE), ND_SUCCESS);
