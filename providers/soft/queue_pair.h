@@ -202,7 +202,9 @@ private:
                            HRESULT status, bool was_connected);
     HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);
 
-    void ProgressSend();
+    // `polling`: the application's poll loop, which comes again at once: the
+    // peer's position may be left for a later poll (not so a wake-up's pass).
+    void ProgressSend(bool polling);
     void ProgressReceive();
     void ProgressSendPass();     // under send_gate_: takes tx_mu_
     void ProgressReceivePass();  // under receive_gate_: takes rx_mu_

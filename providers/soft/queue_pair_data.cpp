@@ -121,17 +121,22 @@ void QueuePair::FailLocked(HRESULT) {
     NoteProgressLocked();
 }
 
-void QueuePair::ProgressSend() {
+void QueuePair::ProgressSend(bool polling) {
     bool responding = responding_.load(std::memory_order_relaxed);
     if (ops_count_.load(std::memory_order_relaxed) == 0 && !responding) return;  // nothing to do: no lock
     if (!responding && state() == State::Connected && !backlogged_.load(std::memory_order_relaxed)) {
         // Only silent Sends outstanding: nothing to report unless one failed
         // or timed out, so the peer's position and the clock are read on one
         // idle poll in 64 (timeouts are seconds long; failures also come by
-        // the CM socket). Otherwise the position on every poll.
-        bool sample = (idle_polls_.fetch_add(1, std::memory_order_relaxed) & 63) == 0;
+        // the CM socket). Otherwise the position on every pass, but in the
+        // application's poll loop on one poll in 4: reading it on every poll
+        // kept its cache line bouncing while the peer wrote it for every
+        // message (8 B message rate 1.8 -> 3.2 Mmsg/s; a completion waits at
+        // most three polls longer). A wake-up's pass always looks.
+        uint32_t poll = idle_polls_.fetch_add(1, std::memory_order_relaxed);
+        bool sample = (poll & 63) == 0;
         bool reporting = reporting_.load(std::memory_order_relaxed) != 0;
-        if (!reporting && !sample) return;
+        if (!sample && (!reporting || (polling && (poll & 3) != 0))) return;
         if (producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
             uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
             if (oldest == 0 || !sample || NowMs() - oldest <= kSendTimeoutMs) return;  // nothing new, nothing due
@@ -195,7 +200,7 @@ void QueuePair::Progress(bool from_engine) {
         return;
     }
     ProgressReceive();
-    ProgressSend();
+    ProgressSend(!from_engine);
 }
 
 // -------------------------------------------------------------- receiving
