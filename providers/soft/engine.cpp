@@ -66,11 +66,9 @@ constexpr uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, kStreamEvents); }
 
 void Engine::Park(int fd) {
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!watched_.count(fd) || std::find(parked_.begin(), parked_.end(), fd) != parked_.end()) return;
-        parked_.push_back(fd);
-    }
+    std::lock_guard<std::mutex> lock(mu_);  // with the MOD: Unwatch (and a reuse of fd) cannot come between
+    if (!watched_.count(fd) || std::find(parked_.begin(), parked_.end(), fd) != parked_.end()) return;
+    parked_.push_back(fd);
     epoll_event ev{};
     ev.events = EPOLLET;  // edge-triggered even for hang-ups: reported once, not in a loop
     ev.data.fd = fd;
