@@ -122,6 +122,22 @@ void Engine::RemovePollable(Pollable *p) {
     std::erase(pollables_, p);
 }
 
+void Engine::QuiescePlacements() {
+    // The caller's table change is ordered before every flag read below
+    // (paired with the fence of a peer announcing a cross-memory copy).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::vector<Pollable *> live;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (Pollable *p : pollables_)
+            if (p->TryRef()) live.push_back(p);
+    }
+    for (Pollable *p : live) {
+        p->Quiesce();
+        p->Unref();
+    }
+}
+
 void Engine::Redispatch(int fd) {
     {
         std::lock_guard<std::mutex> lock(mu_);

@@ -46,6 +46,9 @@ public:
     // Sets or clears "wake me" in its channel.
     virtual void WantWakeups(bool on) = 0;
     virtual bool NotifyArmed() = 0;
+    // Returns once no placement into this process's memory that began
+    // before the call is still running.
+    virtual void Quiesce() = 0;
 
 protected:
     ~Pollable() = default;
@@ -69,6 +72,11 @@ public:
     void Unwatch(int fd);
     void AddPollable(Pollable *p);
     void RemovePollable(Pollable *p);
+    // Deregister's barrier: once a token is out of the table, waits until
+    // no queue pair is still placing data it checked against the old entry
+    // (no byte lands in memory after its Deregister completed). Never call
+    // it holding a queue pair's lock.
+    void QuiescePlacements();
     // Wakes the progress thread to look again (a Notify was armed).
     void Kick();
     // Has the progress thread call fd's watcher again soon, as if the socket

@@ -75,12 +75,19 @@ HRESULT MemoryRegion::Register(const VOID *buffer, SIZE_T size, ULONG flags, OVE
 
 HRESULT MemoryRegion::Deregister(OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_1;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!token_) return ND_INVALID_DEVICE_STATE;
-    if (windows_.load() > 0) return ND_DEVICE_BUSY;
-    engine_->mrs().Remove(token_);
-    token_ = 0;
-    view_ = MrView{};
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!token_) return ND_INVALID_DEVICE_STATE;
+        if (windows_.load() > 0) return ND_DEVICE_BUSY;
+        engine_->mrs().Remove(token_);
+        token_ = 0;
+        view_ = MrView{};
+    }
+    // As a NIC finishes its DMA before deregistration completes: a placement
+    // that checked the old entry is over before the application may free
+    // the memory. Outside mu_ (a poster holding a queue pair's lock may ask
+    // this region for its view).
+    engine_->QuiescePlacements();
     return requests_.CompleteNow(ov, ND_SUCCESS);
 }
 

@@ -109,4 +109,18 @@ int MrTable::ReadOnlyFd() const {
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+bool MrTable::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total) const {
+    uint64_t sum = 0;
+    for (ULONG i = 0; i < nsge; ++i) {
+        sum += sge[i].BufferLength;
+        if (sge[i].BufferLength == 0) continue;
+        MrView v;
+        if (!Lookup(sge[i].MemoryRegionToken, &v) || (v.rights & kIsWindow)) return false;
+        if (!v.Covers(reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength)) return false;
+        if (need_rights && !(v.rights & need_rights)) return false;
+    }
+    if (total) *total = sum;
+    return true;
+}
+
 }  // namespace soft

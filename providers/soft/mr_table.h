@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ndspi.h"
 #include "wire.h"
 
 namespace soft {
@@ -58,6 +59,9 @@ public:
     // Changes a live entry (window rebinding keeps its slot but not its token).
     void Remove(uint32_t token);
     bool Lookup(uint32_t token, MrView *out) const { return view_.Lookup(token, out); }
+    // Local SGEs: each non-empty one inside a current region (not a window)
+    // that grants one of `need_rights` (0: any). *total: their byte count.
+    bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr) const;
     // A read-only descriptor of the table file, for a peer (caller closes it).
     int ReadOnlyFd() const;
 

@@ -1,9 +1,13 @@
 // Queue pair: construction, connection life and posting.
+#include <signal.h>
 #include <time.h>
 
+#include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "cm_socket.h"
+#include "core_log.h"
 #include "soft_limits.h"
 #include "memory_objects.h"
 #include "opennd/kit/registry.h"
@@ -244,17 +248,7 @@ HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
 }
 
 bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total) {
-    uint64_t sum = 0;
-    for (ULONG i = 0; i < nsge; ++i) {
-        sum += sge[i].BufferLength;
-        if (sge[i].BufferLength == 0) continue;
-        MrView v;
-        if (!engine_->mrs().Lookup(sge[i].MemoryRegionToken, &v) || (v.rights & kIsWindow)) return false;
-        if (!v.Covers(reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength)) return false;
-        if (need_rights && !(v.rights & need_rights)) return false;
-    }
-    if (total) *total = sum;
-    return true;
+    return engine_->mrs().LocalSgesValid(sge, nsge, need_rights, total);
 }
 
 void QueuePair::WantWakeups(bool on) {
@@ -267,6 +261,28 @@ void QueuePair::WantWakeups(bool on) {
     std::atomic<uint32_t> &flag = conn->channel->header()->wake_wanted[conn->side];
     uint32_t want = on ? 1 : 0;
     if (flag.load(std::memory_order_relaxed) != want) flag.store(want, std::memory_order_seq_cst);
+}
+
+void QueuePair::Quiesce() {
+    if (state() == State::Idle) return;
+    if (tcp_) {
+        tcp_->Quiesce();
+        return;
+    }
+    { std::lock_guard<std::mutex> lock(rx_mu_); }  // our own placements run under rx_mu_
+    // The peer's cross-memory copies into our memory: bounded, in case the
+    // peer is stopped between its check and its copy.
+    if (!conn_->channel) return;
+    const std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[1 - conn_->side];
+    const uint64_t until = NowMs() + kQuiesceLimitMs;
+    while (busy.load(std::memory_order_acquire) != 0) {
+        if (NowMs() > until || (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH)) {
+            OPENND_SOFT_LOG("Deregister: the peer (process %d) is still copying after %u ms; going on",
+                            conn_->peer_pid, kQuiesceLimitMs);
+            return;
+        }
+        std::this_thread::yield();
+    }
 }
 
 bool QueuePair::NotifyArmed() { return rcq_->Armed() || icq_->Armed() || (srq_ && srq_->Armed()); }

@@ -57,12 +57,6 @@ private:
     std::atomic<uint32_t> requests_{0};
 };
 
-struct PostedReceive {
-    void *context;
-    uint32_t nsge;
-    ND2_SGE sge[16];
-};
-
 // Checks a Receive (QP or SRQ) and copies it: ND_DATA_OVERRUN for too many
 // SGEs, ND_BUFFER_OVERFLOW for more bytes than a transfer can hold.
 HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out);
@@ -122,6 +116,7 @@ public:
     void Poll() override { Progress(true); }
     void WantWakeups(bool on) override;
     bool NotifyArmed() override;
+    void Quiesce() override;
 
     // Used by the SRQ: a receive posted to it may match a waiting message.
     void KickReceive() {

@@ -204,6 +204,8 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
                          : h.total > room                                             ? ND_DATA_OVERRUN
                                                                                       : ND_SUCCESS;
             r = Reassembly{true, rcv, h.total, st, false};
+        } else if (SUCCEEDED(r.status) && !LocalSgesValid(r.receive.sge, r.receive.nsge, kRightLocalWrite, nullptr)) {
+            r.status = ND_ACCESS_VIOLATION;  // deregistered since the first fragment
         }
         if (SUCCEEDED(r.status))
             Scatter(r.receive.sge, r.receive.nsge, h.offset, payload + sizeof h, m->length);

@@ -80,6 +80,15 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
         return ND_ACCESS_VIOLATION;
     }
     if (total == 0) return ND_SUCCESS;
+    // Announced before the check, withdrawn after the copy: a Deregister at
+    // the peer either removed the token before our check or waits for us.
+    std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[conn_->side];
+    busy.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    struct Done {
+        std::atomic<uint32_t> &b;
+        ~Done() { b.fetch_sub(1, std::memory_order_release); }
+    } done{busy};
     MrView target;
     uint32_t need = write ? kRightRemoteWrite : kRightRemoteRead;
 #ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS

@@ -20,6 +20,7 @@ constexpr ULONG kMaxCqDepth = 1u << 18;
 constexpr ULONG kInlineRequestThreshold = 512;
 constexpr ULONG kLargeRequestThreshold = 16384;
 constexpr ULONG kSendTimeoutMs = 3000;  // a Send nobody receives fails with ND_IO_TIMEOUT
+constexpr uint32_t kQuiesceLimitMs = 5000;  // Deregister's longest wait for a stopped peer's copy
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
 // Windows providers return (COMPAT-NOTES).
 constexpr HRESULT kStatusBadNetworkName = static_cast<HRESULT>(0xC00000CCu);

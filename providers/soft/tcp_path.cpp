@@ -23,6 +23,7 @@ HRESULT NdStatus(iwarp::OpStatus s) {
     case iwarp::OpStatus::RemoteAccessError: return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors
     case iwarp::OpStatus::RemoteOperationError: return ND_REMOTE_ERROR;
     case iwarp::OpStatus::LocalLengthError: return ND_DATA_OVERRUN;       // COMPAT: a receive too small
+    case iwarp::OpStatus::LocalAccessError: return ND_ACCESS_VIOLATION;   // its memory was deregistered
     case iwarp::OpStatus::RemoteNoReceive: return ND_IO_TIMEOUT;          // COMPAT: no receive at the peer
     case iwarp::OpStatus::ProtocolError: return ND_CONNECTION_ABORTED;
     case iwarp::OpStatus::Flushed: return ND_CANCELED;
@@ -176,6 +177,10 @@ void TcpPath::Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT statu
     if (FAILED(status)) FailLocked(true);  // a failed request ends the connection (R090)
 }
 
+void TcpPath::Quiesce() {
+    Hold hold(*this);  // every placement runs under mu_
+}
+
 void TcpPath::Receive(const PostedReceive &r, bool valid) {
     Hold hold(*this);
     std::vector<iwarp::MutableBuffer> sgl;
@@ -187,7 +192,7 @@ void TcpPath::Receive(const PostedReceive &r, bool valid) {
         env_.rcq->Push(res);
         return;
     }
-    recvs_.push_back({r.context, valid});
+    recvs_.push_back({next_id_ - 1, valid, r});
     if (engine_.stalled()) PumpLocked();  // a Send was waiting for it
 }
 
@@ -219,15 +224,16 @@ void TcpPath::CompleteLocked() {
         HRESULT status = NdStatus(c.status);
         if (c.kind == iwarp::CompletionKind::Receive) {
             if (recvs_.empty()) continue;  // cannot happen: one entry per posted receive
-            RecvOp r = recvs_.front();
+            void *const context = recvs_.front().r.context;
+            const bool valid = recvs_.front().valid;
             recvs_.pop_front();
             ULONG bytes = c.status == iwarp::OpStatus::Success ? c.length : 0;
-            if (!r.valid && status != ND_CANCELED) {
+            if (!valid && status != ND_CANCELED) {
                 status = ND_ACCESS_VIOLATION;  // its buffers were not registered for local write
                 bytes = 0;
                 fail = true;
             }
-            ND2_RESULT res{status, bytes, env_.qp_context, r.context, Nd2RequestTypeReceive};
+            ND2_RESULT res{status, bytes, env_.qp_context, context, Nd2RequestTypeReceive};
             env_.rcq->Push(res, c.solicited);
             continue;
         }
@@ -259,7 +265,10 @@ iwarp::TaggedCheck TcpPath::CheckTagged(uint32_t stag, uint64_t to, uint32_t len
         auto it = sinks_.find(stag);
         if (it == sinks_.end()) return iwarp::TaggedCheck::InvalidStag;
         uint64_t room = 0;
-        for (const ND2_SGE &s : it->second) room += s.BufferLength;
+        // Checked at post time; looked at again: it may have been deregistered since.
+        if (!env_.engine->mrs().LocalSgesValid(it->second.data(), static_cast<ULONG>(it->second.size()),
+                                               kRightLocalWrite | kRightReadSink, &room))
+            return iwarp::TaggedCheck::InvalidStag;
         return to <= room && len <= room - to ? iwarp::TaggedCheck::Ok : iwarp::TaggedCheck::BaseBounds;
     }
     MrView v;
@@ -294,6 +303,14 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
     auto *dst = reinterpret_cast<uint8_t *>(to);
     if (len > 1) std::memcpy(dst, data, len - 1);
     std::atomic_ref<uint8_t>(dst[len - 1]).store(data[len - 1], std::memory_order_release);
+}
+
+bool TcpPath::ReceiveUsable(uint64_t id) {
+    // Checked at post time; looked at again before every segment is placed:
+    // the application may have deregistered the memory since (and freed it).
+    for (const RecvOp &op : recvs_)
+        if (op.id == id) return op.valid && env_.engine->mrs().LocalSgesValid(op.r.sge, op.r.nsge, kRightLocalWrite);
+    return false;
 }
 
 const uint8_t *TcpPath::TaggedSource(uint32_t stag, uint64_t to, uint32_t len) {

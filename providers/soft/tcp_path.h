@@ -32,13 +32,13 @@
 
 #include "iwarp/engine.h"
 #include "ndspi.h"
+#include "posted_receive.h"
 #include "opennd/kit/completion_queue.h"
 
 namespace soft {
 
 class Engine;
 class SharedReceiveQueue;
-struct PostedReceive;
 
 class TcpPath final : public iwarp::Placement {
 public:
@@ -67,6 +67,9 @@ public:
     // A request done at post time (Bind, Invalidate, or one refused locally).
     void Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
     void Receive(const PostedReceive &r, bool valid);
+    // Returns once no placement into local memory that began before the
+    // call is still running (Deregister's barrier).
+    void Quiesce();
     size_t initiator_count();
     size_t receive_count();
 
@@ -94,6 +97,7 @@ public:
     void PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access access) override;
     bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override;
     const uint8_t *TaggedSource(uint32_t stag, uint64_t to, uint32_t len) override;
+    bool ReceiveUsable(uint64_t id) override;
 
 private:
     struct InitiatorOp {
@@ -113,8 +117,9 @@ private:
         std::function<bool(uint64_t)> post;
     };
     struct RecvOp {
-        void *context;
-        bool valid;
+        uint64_t id;  // the engine's
+        bool valid;   // its SGEs passed the check when it was posted
+        PostedReceive r;
     };
 
     // Queues a request in order and hands it to the engine (`post`), now or

@@ -253,7 +253,7 @@ bool TcpPath::PostSrqReceiveLocked() {
         env_.rcq->Push(res);
         return false;
     }
-    recvs_.push_back({r.context, true});
+    recvs_.push_back({next_id_ - 1, true, r});
     return true;
 }
 

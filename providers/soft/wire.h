@@ -11,7 +11,9 @@
 
 namespace soft {
 
-constexpr uint16_t kWireVersion = 2;  // 2: copy-through-ring messages (no cross-memory attach)
+// 2: copy-through-ring messages (no cross-memory attach); 3: the channel's
+// remote_access counters (Deregister waits for the peer's cross-memory copies).
+constexpr uint16_t kWireVersion = 3;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
@@ -76,8 +78,15 @@ struct alignas(64) ChannelHeader {
     std::atomic<uint32_t> wake_wanted[2];  // side s sleeps and wants its eventfd written
     char pad1[56];
     RingControl ring[2];
+    // Side s's cross-memory copies into or out of the other side's memory
+    // now running (checked against the other side's MR table first). A
+    // Deregister waits for the peer's to drain; on a line of its own so the
+    // rings' readers do not share it.
+    std::atomic<uint32_t> remote_access[2];
+    char pad2[56];
 };
-static_assert(sizeof(ChannelHeader) == 384, "ChannelHeader layout");
+static_assert(sizeof(ChannelHeader) == 448, "ChannelHeader layout");
+static_assert(offsetof(ChannelHeader, remote_access) == 384, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, wake_wanted) == 64, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, ring) == 128, "ChannelHeader layout");
 constexpr uint32_t kChannelHeaderBytes = 4096;

@@ -126,6 +126,37 @@ TEST(Limits, ReceiveBufferTooSmall) {
     EXPECT_EQ(p.a.remote_terminate()->code, (TerminateCode{Layer::Ddp, etype::kDdpUntagged, ecode::kDdpUTooLong}));
 }
 
+// The provider withdraws a receive's memory (deregistered) while a Send is
+// being placed into it: not one more byte lands, the receive fails with
+// LocalAccessError, later receives are flushed and the sender learns of a
+// local catastrophic error at the sink.
+TEST(Limits, ReceiveWithdrawnMidMessage) {
+    EngineOptions opt;
+    opt.mss = 256;
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), opt);
+    Bytes buf(2000), next(100);
+    const MutableBuffer rb{buf.data(), buf.size()}, nb{next.data(), next.size()};
+    ASSERT_TRUE(p.b.PostReceive(1, {&rb, 1}));
+    ASSERT_TRUE(p.b.PostReceive(2, {&nb, 1}));
+    p.pb.receive_checks_left = 1;  // the first segment may land, then the memory is gone
+    const Bytes m = Pattern(1500);
+    const ConstBuffer mb{m.data(), m.size()};
+    ASSERT_TRUE(p.a.PostSend(3, {&mb, 1}));
+    p.Pump();
+    EXPECT_GE(p.pb.Count('R'), 2u) << "asked before every segment";
+    auto cb = p.Drain(p.b);
+    ASSERT_EQ(cb.size(), 2u);
+    EXPECT_EQ(cb[0].id, 1u);
+    EXPECT_EQ(cb[0].status, OpStatus::LocalAccessError);
+    EXPECT_EQ(cb[1].status, OpStatus::Flushed);
+    EXPECT_TRUE(std::equal(buf.begin(), buf.begin() + 200, m.begin())) << "the first segment landed";
+    EXPECT_TRUE(std::all_of(buf.begin() + 256, buf.end(), [](uint8_t x) { return x == 0; }))
+        << "bytes placed after the receive was withdrawn";
+    ASSERT_TRUE(p.a.remote_terminate().has_value());
+    EXPECT_EQ(p.a.remote_terminate()->code.layer, Layer::Rdmap);
+    EXPECT_EQ(p.a.remote_terminate()->code.etype, etype::kRdmapCatastrophic);
+}
+
 TEST(Limits, UntaggedOrderingViolations) {
     struct C {
         const char *name;

@@ -57,7 +57,7 @@ struct Region {
 class FakePlacement : public iwarp::Placement {
 public:
     struct Call {
-        char what;  // 'C' check, 'P' place, 'F' fetch, 'I' invalidate
+        char what;  // 'C' check, 'P' place, 'F' fetch, 'I' invalidate, 'R' receive usable?
         uint32_t stag;
         uint64_t to;
         uint32_t len;
@@ -107,6 +107,12 @@ public:
         it->second.valid = false;
         return true;
     }
+    bool ReceiveUsable(uint64_t id) override {
+        calls.push_back({'R', 0, id, 0});
+        if (receive_checks_left == 0) return false;
+        --receive_checks_left;
+        return true;
+    }
     // Some earlier check covered [to, to + len) of stag.
     bool Checked(uint32_t stag, uint64_t to, uint32_t len) const {
         for (const Call &c : calls)
@@ -121,6 +127,7 @@ public:
 
     std::map<uint32_t, Region> regions;
     std::vector<Call> calls;
+    size_t receive_checks_left = SIZE_MAX;  // ReceiveUsable answers yes this often, then no
 };
 
 inline iwarp::Negotiated Plain(iwarp::Role role, bool crc = false, uint32_t ird = 8, uint32_t ord = 8) {

@@ -193,6 +193,28 @@ TEST_F(MemoryRegion, DeregisterWithBoundWindowIsBusyR075) {
     EXPECT_ND(ND_SUCCESS, m.Deregister());
 }
 
+// A receive posted on a region that is then deregistered and freed: when a
+// Send arrives, the provider must not write the memory (a NIC's local
+// protection error). The receive fails with ND_ACCESS_VIOLATION, the process
+// lives on, and the sender's Send completes once, with an error.
+TEST_F(MemoryRegion, ReceiveOnDeregisteredRegionIsNeverWritten) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    constexpr size_t kLen = 65536;  // several segments, fragments or one cross-memory copy
+    Mem m(kLen);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, kLen));
+    ASSERT_ND(ND_SUCCESS, m.Deregister());
+    m.Revoke();  // a write from here on kills this process
+    PeerRegister(p.peer, "s", kLen);
+    PEER_OK(s, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "s").Set("len", kLen)));
+    EXPECT_TRUE(NextIs(p.rcq, ND_ACCESS_VIOLATION, Nd2RequestTypeReceive)) << "the receive's memory was deregistered";
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0)));
+    ASSERT_EQ(pr.U64("count"), 1u) << "the Send completes exactly once";
+    EXPECT_TRUE(FAILED(ST(pr, "s0"))) << "the Send did not reach a usable receive: " << StatusName(ST(pr, "s0"));
+}
+
 // ------------------------------------------------------------ windows
 
 struct WindowPair {

@@ -254,6 +254,13 @@ HRESULT Mem::Register(IND2Adapter *adapter, HANDLE file, ULONG flags, size_t off
     return Finish(mr_.get(), &ov, mr_->Register(data_ + off, len ? len : size_ - off, flags, &ov));
 }
 
+void Mem::Revoke() {
+    if (mmap(data_, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
+        std::perror("ndconformance: mmap");
+        std::abort();
+    }
+}
+
 HRESULT Mem::Deregister() {
     if (!mr_) return ND_SUCCESS;
     Ov ov;

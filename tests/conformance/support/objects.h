@@ -117,6 +117,10 @@ public:
     uint64_t addr(size_t off = 0) const { return reinterpret_cast<uint64_t>(data_ + off); }
     ND2_SGE Sge(size_t off = 0, size_t len = SIZE_MAX) const;
     void ReleaseMr() { mr_.reset(); }
+    // As if the memory were freed: no access is possible any more, but the
+    // range stays reserved, so a stray write faults instead of landing in
+    // memory mapped there later.
+    void Revoke();
 
 private:
     char *data_ = nullptr;

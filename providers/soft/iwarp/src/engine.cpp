@@ -10,6 +10,8 @@ Placement::~Placement() = default;
 
 const uint8_t *Placement::TaggedSource(uint32_t, uint64_t, uint32_t) { return nullptr; }
 
+bool Placement::ReceiveUsable(uint64_t) { return true; }
+
 bool Placement::InvalidateStag(uint32_t) {
     return false;
 }
@@ -20,6 +22,7 @@ const char *OpStatusName(OpStatus s) {
     case OpStatus::RemoteAccessError: return "remote-access-error";
     case OpStatus::RemoteOperationError: return "remote-operation-error";
     case OpStatus::LocalLengthError: return "local-length-error";
+    case OpStatus::LocalAccessError: return "local-access-error";
     case OpStatus::RemoteNoReceive: return "remote-no-receive";
     case OpStatus::ProtocolError: return "protocol-error";
     case OpStatus::Flushed: return "flushed";

@@ -7,7 +7,7 @@
 
 namespace iwarp {
 
-void Engine::FaultOn(Errc e, const Segment &s, bool read_source, int64_t length_error_rq) {
+void Engine::FaultOn(Errc e, const Segment &s, bool read_source, int64_t failed_rq) {
     Fault f;
     f.errc = e;
     f.code = TerminateCodeFor(e, s.tagged, read_source);
@@ -27,15 +27,15 @@ void Engine::FaultOn(Errc e, const Segment &s, bool read_source, int64_t length_
         f.has_segment_length = f.has_ddp_header;
         f.segment_length = s.ulpdu_length;
     }
-    LocalFault(f, length_error_rq);
+    LocalFault(f, failed_rq);
 }
 
-void Engine::LocalFault(const Fault &f, int64_t length_error_rq) {
+void Engine::LocalFault(const Fault &f, int64_t failed_rq) {
     if (failed_) return;
     failed_ = true;
     local_fault_ = f;
     if (f.send_terminate) EncodeTerminate(&terminate_out_, f, tx_msn_[kQueueTerminate]++, negotiated_.crc);
-    FailAll(OpStatus::ProtocolError, OpStatus::Flushed, length_error_rq);
+    FailAll(OpStatus::ProtocolError, OpStatus::Flushed, failed_rq);
 }
 
 void Engine::OnTerminate(const Segment &s) {
@@ -93,7 +93,7 @@ void Engine::FailStalled() {
     FaultOn(Errc::DdpNoBuffer, decoder_.segment());
 }
 
-void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq) {
+void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t failed_rq) {
     // Every open send-queue slot belongs to a Read in orq_ or an op in sq_;
     // marking them all delivers the lot in posting order.
     for (const Unconfirmed &u : unconfirmed_) CompleteSlot(u.slot, in_flight, 0);
@@ -110,10 +110,12 @@ void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_r
     sq_.clear();
     irq_.clear();
     current_ = Source::None;
+    // The receive the local fault names fails with its own status.
+    const OpStatus named = local_fault_.errc == Errc::ReceiveBufferGone ? OpStatus::LocalAccessError
+                                                                        : OpStatus::LocalLengthError;
     for (size_t i = 0; i < rq_.size(); ++i) {
-        const bool overflowed = static_cast<int64_t>(i) == length_error_rq;
-        Complete(CompletionKind::Receive, rq_[i].id, overflowed ? OpStatus::LocalLengthError : queued,
-                 rq_[i].received);
+        const bool culprit = static_cast<int64_t>(i) == failed_rq;
+        Complete(CompletionKind::Receive, rq_[i].id, culprit ? named : queued, rq_[i].received);
     }
     rq_.clear();
     stalled_ = false;

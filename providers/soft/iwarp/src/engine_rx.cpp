@@ -111,6 +111,10 @@ Engine::Step Engine::OnSend(const Segment &s) {
         FaultOn(Errc::DdpMessageTooLong, s, false, static_cast<int64_t>(d));
         return Step::Done;
     }
+    if (!s.payload.empty() && !placement_.ReceiveUsable(e.id)) {
+        FaultOn(Errc::ReceiveBufferGone, s, false, static_cast<int64_t>(d));
+        return Step::Done;
+    }
     const uint8_t *src = s.payload.data();
     for (size_t left = s.payload.size(); left > 0;) {
         const MutableBuffer &b = e.sgl[e.sge];

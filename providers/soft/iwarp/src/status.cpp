@@ -42,6 +42,7 @@ const char *ErrcName(Errc e) {
     case Errc::UnexpectedReadResponse: return "unexpected-read-response";
     case Errc::CannotInvalidate: return "cannot-invalidate";
     case Errc::LocalFetchFailed: return "local-fetch-failed";
+    case Errc::ReceiveBufferGone: return "receive-buffer-gone";
     case Errc::TerminateReceived: return "terminate-received";
     case Errc::LocalAbort: return "local-abort";
     }
@@ -109,6 +110,7 @@ TerminateCode TerminateCodeFor(Errc e, bool tagged, bool read_source) {
     case Errc::UnexpectedReadResponse: return Operation(ecode::kRdmapOpcode);
     case Errc::CannotInvalidate: return Protection(ecode::kRdmapCannotInvalidate);
     case Errc::LocalFetchFailed: return Protection(ecode::kRdmapInvalidStag);  // as siw for a source gone at transmit
+    case Errc::ReceiveBufferGone:  // a local protection error at the data sink
     case Errc::TerminateReceived:
     case Errc::LocalAbort: return {Layer::Rdmap, etype::kRdmapCatastrophic, ecode::kRdmapUnspecified};
     }

@@ -62,6 +62,7 @@ enum class OpStatus : uint8_t {
     RemoteAccessError,     // the peer terminated with a protection error (ND_ACCESS_VIOLATION)
     RemoteOperationError,  // the peer terminated for another reason
     LocalLengthError,      // an inbound Send was longer than this receive buffer
+    LocalAccessError,      // this receive's buffer was no longer usable when a Send arrived
     RemoteNoReceive,       // the peer terminated: this Send found no receive buffer (ND_IO_TIMEOUT)
     ProtocolError,         // in flight when we terminated the stream for the peer's fault
     Flushed,               // never ran: the connection failed first (ND_CANCELED)
@@ -252,10 +253,10 @@ private:
     void OnReadRequest(const Segment &s);
     void OnReadResponse(const Segment &s);
     // engine_error.cpp
-    void LocalFault(const Fault &f, int64_t length_error_rq = -1);
-    void FaultOn(Errc e, const Segment &s, bool read_source = false, int64_t length_error_rq = -1);
+    void LocalFault(const Fault &f, int64_t failed_rq = -1);
+    void FaultOn(Errc e, const Segment &s, bool read_source = false, int64_t failed_rq = -1);
     void OnTerminate(const Segment &s);
-    void FailAll(OpStatus in_flight, OpStatus queued, int64_t length_error_rq = -1);
+    void FailAll(OpStatus in_flight, OpStatus queued, int64_t failed_rq = -1);
     // Settles what a received Terminate names: operations before the culprit
     // were taken (Success), the culprit gets `status`, later ones Flushed.
     void SettleCulprit(const TerminateMessage &m, OpStatus status);

@@ -49,6 +49,13 @@ public:
     // Send with Invalidate: invalidate `stag` once the message is placed.
     // Returns false if it cannot be invalidated. Default: refuse.
     virtual bool InvalidateStag(uint32_t stag);
+
+    // May the payload of an inbound Send be placed into the receive posted
+    // as `id` now? Asked before every segment's bytes are copied, so a
+    // receive whose memory was deregistered after it was posted is never
+    // written (the receive then fails and the stream is terminated, as a
+    // NIC reports a local protection error). Default: yes.
+    virtual bool ReceiveUsable(uint64_t id);
 };
 
 }  // namespace iwarp

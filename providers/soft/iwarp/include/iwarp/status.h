@@ -50,6 +50,7 @@ enum class Errc : uint8_t {
     UnexpectedReadResponse,  // Read Response with no outstanding Read
     CannotInvalidate,        // Send with Invalidate naming an STag that cannot be invalidated
     LocalFetchFailed,        // source memory of a Read Response vanished after the check
+    ReceiveBufferGone,       // an inbound Send's receive buffer is no longer usable (deregistered)
     // peer and local state
     TerminateReceived,       // the peer sent a Terminate
     LocalAbort,              // the consumer failed the connection
