@@ -122,17 +122,16 @@ void Engine::RemovePollable(Pollable *p) {
     std::erase(pollables_, p);
 }
 
-void Engine::QuiescePlacements() {
-    // The caller's table change is ordered before every flag read below
-    // (paired with the fence of a peer announcing a cross-memory copy).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+std::vector<Pollable *> Engine::LivePollables() {
     std::vector<Pollable *> live;
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (Pollable *p : pollables_)
-            if (p->TryRef()) live.push_back(p);
-    }
-    for (Pollable *p : live) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Pollable *p : pollables_)
+        if (p->TryRef()) live.push_back(p);
+    return live;
+}
+
+void Engine::QuiescePlacements() {
+    for (Pollable *p : LivePollables()) {
         p->Quiesce();
         p->Unref();
     }
@@ -153,12 +152,7 @@ void Engine::Kick() {
 }
 
 void Engine::PollAll(bool armed_changed, bool armed) {
-    std::vector<Pollable *> snapshot;
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (Pollable *p : pollables_)
-            if (p->TryRef()) snapshot.push_back(p);
-    }
+    const std::vector<Pollable *> snapshot = LivePollables();
     for (Pollable *p : snapshot) {
         if (armed_changed) p->WantWakeups(armed);
         p->Poll();
@@ -186,12 +180,7 @@ void Engine::PollAll(bool armed_changed, bool armed) {
 }
 
 bool Engine::AnyArmed() {
-    std::vector<Pollable *> snapshot;
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (Pollable *p : pollables_)
-            if (p->TryRef()) snapshot.push_back(p);
-    }
+    const std::vector<Pollable *> snapshot = LivePollables();
     bool armed = false;
     for (Pollable *p : snapshot) armed = armed || p->NotifyArmed();
     for (Pollable *p : snapshot) p->Unref();

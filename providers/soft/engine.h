@@ -118,6 +118,8 @@ private:
     void Dispatch(int fd);
     void Add(int fd, Watched *w, uint32_t events);
     void UnparkAll();
+    // The pollables still alive, each with a reference the caller drops (Unref).
+    std::vector<Pollable *> LivePollables();
 
     MrTable mrs_;
     PeerEngines peers_;

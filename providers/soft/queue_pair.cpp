@@ -273,9 +273,11 @@ void QueuePair::Quiesce() {
     // The peer's cross-memory copies into our memory: bounded, in case the
     // peer is stopped between its check and its copy.
     if (!conn_->channel) return;
-    const std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[1 - conn_->side];
+    std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[1 - conn_->side];
     const uint64_t until = NowMs() + kQuiesceLimitMs;
-    while (busy.load(std::memory_order_acquire) != 0) {
+    // First a read-modify-write (see RemoteAccess: it orders our table change
+    // before the peer's check), then plain loads until the copies drain.
+    for (uint32_t n = busy.fetch_add(0, std::memory_order_acq_rel); n != 0; n = busy.load(std::memory_order_acquire)) {
         if (NowMs() > until || (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH)) {
             OPENND_SOFT_LOG("Deregister: the peer (process %d) is still copying after %u ms; going on",
                             conn_->peer_pid, kQuiesceLimitMs);

@@ -82,9 +82,10 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
     if (total == 0) return ND_SUCCESS;
     // Announced before the check, withdrawn after the copy: a Deregister at
     // the peer either removed the token before our check or waits for us.
+    // (Both sides touch the counter with read-modify-writes: if its RMW came
+    // first, ours reads from it and its table change happens before our check.)
     std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[conn_->side];
-    busy.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    busy.fetch_add(1, std::memory_order_acq_rel);
     struct Done {
         std::atomic<uint32_t> &b;
         ~Done() { b.fetch_sub(1, std::memory_order_release); }
