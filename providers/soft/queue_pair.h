@@ -27,6 +27,7 @@
 #include "engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
+#include "ring_queue.h"
 #include "tcp_path.h"
 
 namespace soft {
@@ -273,7 +274,7 @@ private:
     std::mutex rx_mu_;
     RingConsumer consumer_;
     std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
-    std::deque<PostedReceive> receives_;
+    RingQueue<PostedReceive> receives_;
     Reassembly reassembly_;
     ProgressGate receive_gate_;  // ProgressReceive: never called with rx_mu_ held
 };

@@ -13,14 +13,16 @@ void QueuePair::AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotia
     int fd = conn->tcp->fd;
     conn->tcp->abortive_close = true;
     uint32_t mss = conn->tcp->Mss();
-    std::deque<PostedReceive> early;
+    RingQueue<PostedReceive> early;
     {
         std::lock_guard<std::mutex> rx(rx_mu_);  // lock order: rx, then tx
         std::lock_guard<std::mutex> tx(tx_mu_);
         conn_ = std::move(conn);
         tcp_ = std::make_unique<TcpPath>(env, fd, negotiated, mss, std::move(after), hold, conn_->tcp->hold_ms);
-        early.swap(receives_);  // posted before the connection: they go to the stream, in order
-        for (const PostedReceive &r : early) tcp_->Receive(r, LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, nullptr));
+        std::swap(early, receives_);  // posted before the connection: they go to the stream, in order
+        early.ForEach([&](const PostedReceive &r) {
+            tcp_->Receive(r, LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, nullptr));
+        });
     }
     state_.store(State::Attached, std::memory_order_release);
     tcp_->Progress(true);

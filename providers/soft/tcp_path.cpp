@@ -308,8 +308,10 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
 bool TcpPath::ReceiveUsable(uint64_t id) {
     // Checked at post time; looked at again before every segment is placed:
     // the application may have deregistered the memory since (and freed it).
-    for (const RecvOp &op : recvs_)
+    for (size_t i = 0; i < recvs_.size(); ++i) {
+        const RecvOp &op = recvs_[i];
         if (op.id == id) return op.valid && env_.engine->mrs().LocalSgesValid(op.r.sge, op.r.nsge, kRightLocalWrite);
+    }
     return false;
 }
 

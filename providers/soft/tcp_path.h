@@ -33,6 +33,7 @@
 #include "iwarp/engine.h"
 #include "ndspi.h"
 #include "posted_receive.h"
+#include "ring_queue.h"
 #include "opennd/kit/completion_queue.h"
 
 namespace soft {
@@ -186,7 +187,7 @@ private:
     uint64_t next_id_ = 1;
     std::deque<InitiatorOp> ops_;
     std::deque<Fenced> fenced_;
-    std::deque<RecvOp> recvs_;
+    RingQueue<RecvOp> recvs_;
     // Read sinks: our own STags for Read Responses (Access::LocalWrite),
     // kept apart from the memory-region tokens the peer may name.
     uint32_t next_sink_ = 1;

@@ -1,0 +1,56 @@
+// A FIFO in one growable circular buffer. std::deque gives an element as
+// large as a posted receive (272 bytes) a heap node of its own, so every
+// receive cost a malloc and a free on the data path; this one allocates only
+// when it grows past its largest size so far.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace soft {
+
+template <class T>
+class RingQueue {
+public:
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    T &front() { return slots_[head_]; }
+    const T &front() const { return slots_[head_]; }
+    T &operator[](size_t i) { return slots_[Index(i)]; }
+    const T &operator[](size_t i) const { return slots_[Index(i)]; }
+
+    void push_back(const T &v) {
+        if (size_ == slots_.size()) Grow();
+        slots_[Index(size_)] = v;
+        ++size_;
+    }
+    void pop_front() {
+        head_ = Index(1);
+        --size_;
+    }
+    void clear() { head_ = size_ = 0; }
+
+    // Calls f on every element, oldest first.
+    template <class F>
+    void ForEach(F &&f) const {
+        for (size_t i = 0; i < size_; ++i) f(slots_[Index(i)]);
+    }
+
+private:
+    size_t Index(size_t i) const {
+        size_t at = head_ + i;
+        return at >= slots_.size() ? at - slots_.size() : at;
+    }
+    void Grow() {
+        std::vector<T> bigger(slots_.empty() ? 8 : slots_.size() * 2);
+        for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(slots_[Index(i)]);
+        slots_.swap(bigger);
+        head_ = 0;
+    }
+
+    std::vector<T> slots_;
+    size_t head_ = 0, size_ = 0;
+};
+
+}  // namespace soft
