@@ -162,15 +162,24 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
         qp->Unreserve();
         return hr;
     }
+    StartConnectingLocked(std::move(conn), qp, dest, ov, cm);
+    return ND_PENDING;
+}
+
+void Connector::StartConnectingLocked(std::shared_ptr<Connection> conn, QueuePair *qp, const kit::IpAddress &dest,
+                                      OVERLAPPED *ov, int fd) {
+    const bool stream = conn->tcp != nullptr;
     conn_ = std::move(conn);
     qp_ = kit::ComPtr<QueuePair>(qp, true);
     peer_ = dest;
     connect_ov_ = ov;
     have_peer_data_ = false;
     state_ = State::Connecting;
-    watched_fd_ = cm;
-    engine_->Watch(cm, this);
-    return ND_PENDING;
+    watched_fd_ = fd;
+    if (stream)
+        engine_->WatchStream(fd, this);
+    else
+        engine_->Watch(fd, this);
 }
 
 HRESULT Connector::CompleteConnect(OVERLAPPED *ov) {

@@ -81,6 +81,10 @@ private:
     void PeerGoneLocked();
     void StopWatchingLocked();
     // Over TCP (connector_tcp.cpp).
+    // The request is out: remember it and watch fd (the CM socket, or the
+    // TCP stream) for the answer.
+    void StartConnectingLocked(std::shared_ptr<Connection> conn, QueuePair *qp, const opennd::kit::IpAddress &dest,
+                               OVERLAPPED *ov, int fd);
     HRESULT ConnectTcpLocked(QueuePair *qp, const opennd::kit::IpAddress &dest, ULONG inbound, ULONG outbound,
                              const VOID *private_data, ULONG private_size, OVERLAPPED *ov);
     void OnTcpLocked();

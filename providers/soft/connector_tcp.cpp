@@ -45,14 +45,8 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
     conn->tcp->initiator =
         std::make_unique<iwarp::Initiator>(config, std::span<const uint8_t>(m.private_data, m.private_len));
     conn->tcp->out = conn->tcp->initiator->request();
-    conn_ = std::move(conn);
-    qp_ = kit::ComPtr<QueuePair>(qp, true);
-    peer_ = dest;
-    connect_ov_ = ov;
-    have_peer_data_ = false;
-    state_ = State::Connecting;
-    watched_fd_ = conn_->tcp->fd;
-    engine_->WatchStream(watched_fd_, this);
+    const int fd = conn->tcp->fd;
+    StartConnectingLocked(std::move(conn), qp, dest, ov, fd);
     return ND_PENDING;
 }
 
