@@ -267,6 +267,7 @@ private:
     std::atomic<bool> responding_{false};
     std::atomic<uint64_t> oldest_in_ring_ms_{0};
     std::atomic<uint32_t> idle_polls_{0};
+    std::atomic<uint64_t> last_sample_ms_{0};  // NowMs() of the last sample (ProgressSend)
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()
     std::deque<Backlog> backlog_;
     ProgressGate send_gate_;  // ProgressSend: never called with tx_mu_ held
