@@ -37,7 +37,7 @@ CompletionQueue *CompletionQueue::FromUnknown(IUnknown *unknown) {
 }
 
 bool CompletionQueue::Dead() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     return overrun_;
 }
 
@@ -68,7 +68,7 @@ void CompletionQueue::FireLocked(HRESULT status) {
 }
 
 bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return false;
     if (tail_ - head_ == ring_.size()) {
         overrun_ = true;
@@ -85,7 +85,7 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
 }
 
 bool CompletionQueue::Armed() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     return !armed_.empty();
 }
 
@@ -115,7 +115,7 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
         for (CqPoller *p : pollers_) p->PollForCq();
     poll_readers_.fetch_sub(1, std::memory_order_release);
     if (published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_relaxed)) return 0;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return 0;
     ULONG got = 0;
     while (got < n && head_ < tail_) results[got++] = ring_[head_++ % ring_.size()];
@@ -128,7 +128,7 @@ HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_2;
     bool still_armed;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinLock> lock(mu_);
         if (overrun_) return ND_BUFFER_OVERFLOW;
         HRESULT hr = requests_.Begin(ov);
         if (hr != ND_PENDING) return hr;
@@ -142,7 +142,7 @@ HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
 
 HRESULT CompletionQueue::Resize(ULONG depth) {
     if (depth == 0 || depth > max_depth_) return ND_INVALID_PARAMETER;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     if (tail_ - head_ > depth) return ND_BUFFER_OVERFLOW;
     std::vector<ND2_RESULT> next(depth);
     // Keep sequence numbers: entry s goes to next[s % depth].
@@ -159,7 +159,7 @@ HRESULT CompletionQueue::GetNotifyAffinity(USHORT *group, KAFFINITY *affinity) {
 }
 
 HRESULT CompletionQueue::CancelOverlappedRequests() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     armed_.clear();
     return requests_.CancelAll();
 }

@@ -67,8 +67,8 @@ void QueuePair::Unreserve() {
 void QueuePair::Attach(std::shared_ptr<Connection> conn) {
     int side = conn->side;
     {
-        std::lock_guard<std::mutex> rx(rx_mu_);  // lock order: rx, then tx
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> rx(rx_mu_);  // lock order: rx, then tx
+        std::lock_guard<QpLock> tx(tx_mu_);
         conn_ = std::move(conn);
         producer_ = RingProducer(conn_->channel.get(), side);
         consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
@@ -93,7 +93,7 @@ void QueuePair::Close() {
     state_.store(State::Closed);
     if (tcp_) tcp_->Abort(false);
     {
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> tx(tx_mu_);
         FailLocked(ND_CANCELED);
         state_.store(State::Closed);
     }
@@ -104,7 +104,7 @@ void QueuePair::Fail() {
     State s = state();
     if (s == State::Idle || s == State::Closed) return;
     {
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> tx(tx_mu_);
         FailLocked(ND_CANCELED);
     }
     FlushReceives();
@@ -118,7 +118,7 @@ void QueuePair::TerminatePeer(HRESULT why) {
     }
     std::shared_ptr<Connection> conn;
     {
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> tx(tx_mu_);
         conn = conn_;
     }
     if (!conn) return;
@@ -167,7 +167,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
     if (inline_data && total > inline_size_) return ND_BUFFER_OVERFLOW;
     if (tcp_) return TcpSend(ctx, sge, nsge, flags);
-    std::unique_lock<std::mutex> lock(tx_mu_);
+    std::unique_lock<QpLock> lock(tx_mu_);
     // Reaping reads what the peer writes as it consumes; a Send needs it only
     // when the queue or the ring runs short (polling reaps the rest).
     if (ops_.size() >= idepth_ / 2 || producer_.FreeSlots() < kRingSlots / 4) ReapLocked();
@@ -233,7 +233,7 @@ HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     HRESULT hr = MakeReceive(ctx, sge, nsge, rsge_, &r);
     if (FAILED(hr)) return hr;
     {
-        std::lock_guard<std::mutex> lock(rx_mu_);
+        std::lock_guard<QpLock> lock(rx_mu_);
         if (tcp_) return TcpReceive(r);
         if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
         State s = state();
@@ -254,7 +254,7 @@ bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rig
 void QueuePair::WantWakeups(bool on) {
     std::shared_ptr<Connection> conn;
     {
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> tx(tx_mu_);
         conn = conn_;
     }
     if (!conn || !conn->channel) return;  // over TCP the socket wakes the progress thread
@@ -269,7 +269,7 @@ void QueuePair::Quiesce() {
         tcp_->Quiesce();
         return;
     }
-    { std::lock_guard<std::mutex> lock(rx_mu_); }  // our own placements run under rx_mu_
+    { std::lock_guard<QpLock> lock(rx_mu_); }  // our own placements run under rx_mu_
     // The peer's cross-memory copies into our memory: bounded, in case the
     // peer is stopped between its check and its copy.
     if (!conn_->channel) return;

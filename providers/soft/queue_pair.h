@@ -27,6 +27,7 @@
 #include "engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
+#include "opennd/kit/spin_lock.h"
 #include "ring_queue.h"
 #include "tcp_path.h"
 
@@ -61,6 +62,11 @@ private:
 // Checks a Receive (QP or SRQ) and copies it: ND_DATA_OVERRUN for too many
 // SGEs, ND_BUFFER_OVERFLOW for more bytes than a transfer can hold.
 HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out);
+
+// The queue pair's two locks are taken on every message and held for short
+// sections (a long one: a cross-memory copy, which a waiter spins out then
+// yields to): unlocking a SpinLock is a plain store.
+using QpLock = opennd::kit::SpinLock;
 
 class QueuePair : public opennd::kit::Unknown<IND2QueuePair>, public opennd::kit::CqPoller, public Pollable {
 public:
@@ -194,7 +200,7 @@ private:
     void NoteProgressLocked();
     void FailLocked(HRESULT failed_status);
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
-    HRESULT FinishOneSided(std::unique_lock<std::mutex> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
+    HRESULT FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
                            HRESULT status, bool was_connected);
     HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);
 
@@ -249,7 +255,7 @@ private:
     std::shared_ptr<Connection> conn_;  // set once, at Attach (before state leaves Idle)
     std::unique_ptr<TcpPath> tcp_;      // likewise, at AttachTcp: the connection is over TCP
 
-    std::mutex tx_mu_;
+    QpLock tx_mu_;
     RingProducer producer_;
     std::deque<Op> ops_;
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_
@@ -272,7 +278,7 @@ private:
     std::deque<Backlog> backlog_;
     ProgressGate send_gate_;  // ProgressSend: never called with tx_mu_ held
 
-    std::mutex rx_mu_;
+    QpLock rx_mu_;
     RingConsumer consumer_;
     std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
     RingQueue<PostedReceive> receives_;

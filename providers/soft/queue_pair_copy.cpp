@@ -246,7 +246,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             std::memcpy(dst, payload + sizeof h, chunk - 1);
             __atomic_store_n(dst + chunk - 1, payload[sizeof h + chunk - 1], __ATOMIC_RELEASE);
         } else if (!write) {
-            std::lock_guard<std::mutex> tx(tx_mu_);  // lock order: rx, then tx
+            std::lock_guard<QpLock> tx(tx_mu_);  // lock order: rx, then tx
             responses_.push_back(ResponseJob{h.read_id, h.address, h.total, 0, ND_SUCCESS});
             responding_.store(true, std::memory_order_relaxed);
         }
@@ -259,7 +259,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             *fatal = true;
             return true;
         }
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> tx(tx_mu_);
         if (h.read_id < first_seq_ || h.read_id - first_seq_ >= ops_.size()) return true;  // cancelled
         Op &op = ops_[h.read_id - first_seq_];
         if (!op.awaiting_data || op.done) return true;

@@ -167,7 +167,7 @@ void QueuePair::ProgressSend(bool polling) {
 }
 
 void QueuePair::ProgressSendPass() {
-    std::unique_lock<std::mutex> lock(tx_mu_);
+    std::unique_lock<QpLock> lock(tx_mu_);
     if (!conn_) return;
     bool was_connected = state() == State::Connected;
     ReapLocked();
@@ -296,7 +296,7 @@ void QueuePair::ProgressReceive() {
 }
 
 void QueuePair::ProgressReceivePass() {
-    std::unique_lock<std::mutex> lock(rx_mu_);
+    std::unique_lock<QpLock> lock(rx_mu_);
     bool failed = false;
     while (MsgHeader *m = consumer_.Peek()) {
         if (m->type >= MsgType::SendFragment && m->type <= MsgType::ReadResponse) {
@@ -347,7 +347,7 @@ void QueuePair::ProgressReceivePass() {
 }
 
 void QueuePair::FlushReceives() {
-    std::lock_guard<std::mutex> lock(rx_mu_);
+    std::lock_guard<QpLock> lock(rx_mu_);
     if (reassembly_.active) {  // a message cut short: its receive is flushed
         CompleteReceive(reassembly_.receive, ND_CANCELED, 0, false);
         reassembly_.active = false;

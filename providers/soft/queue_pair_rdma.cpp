@@ -52,7 +52,7 @@ int MoveAll(pid_t pid, iovec *local, int nl, iovec *remote, int nr, bool write) 
 
 // Queues the completion of a request done at post time; a failure ends the
 // connection (R090): receives flush and the peer is told.
-HRESULT QueuePair::FinishOneSided(std::unique_lock<std::mutex> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
+HRESULT QueuePair::FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
                                   HRESULT status, bool was_connected) {
     if (tcp_) {
         lock.unlock();
@@ -128,7 +128,7 @@ HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr
     for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;  // R096
     if (tcp_) return TcpOneSided(false, ctx, sge, nsge, total, raddr, rtoken, flags);
-    std::unique_lock<std::mutex> lock(tx_mu_);
+    std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     if (state() == State::Connected && !conn_->can_access_peer &&
@@ -149,7 +149,7 @@ HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 radd
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
     if ((flags & ND_OP_FLAG_INLINE) && (total > inline_size_ || nsge > kMaxSge * 4)) return ND_BUFFER_OVERFLOW;
     if (tcp_) return TcpOneSided(true, ctx, sge, nsge, total, raddr, rtoken, flags);
-    std::unique_lock<std::mutex> lock(tx_mu_);
+    std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     if (state() == State::Connected && !conn_->can_access_peer && total > 0 &&
@@ -174,7 +174,7 @@ HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, c
     if (!mr->Current(&region, nullptr)) return ND_ACCESS_VIOLATION;
     if (!region.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
     if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !(region.rights & kRightLocalWrite)) return ND_ACCESS_VIOLATION;  // R105
-    std::unique_lock<std::mutex> lock(tx_mu_);
+    std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     HRESULT status = ND_CANCELED;
@@ -194,7 +194,7 @@ HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
     if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
     State s = state();
     if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
-    std::unique_lock<std::mutex> lock(tx_mu_);
+    std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     HRESULT status = ND_CANCELED;

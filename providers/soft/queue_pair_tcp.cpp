@@ -15,8 +15,8 @@ void QueuePair::AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotia
     uint32_t mss = conn->tcp->Mss();
     RingQueue<PostedReceive> early;
     {
-        std::lock_guard<std::mutex> rx(rx_mu_);  // lock order: rx, then tx
-        std::lock_guard<std::mutex> tx(tx_mu_);
+        std::lock_guard<QpLock> rx(rx_mu_);  // lock order: rx, then tx
+        std::lock_guard<QpLock> tx(tx_mu_);
         conn_ = std::move(conn);
         tcp_ = std::make_unique<TcpPath>(env, fd, negotiated, mss, std::move(after), hold, conn_->tcp->hold_ms);
         std::swap(early, receives_);  // posted before the connection: they go to the stream, in order

@@ -10,8 +10,8 @@
 //  - a full CQ overruns: every Notify completes with ND_BUFFER_OVERFLOW and
 //    the CQ reports nothing further.
 //
-// Producers call Push from any thread. Locking: one mutex; GetResults takes
-// it too (a lock-free ring can replace this without changing the interface).
+// Producers call Push from any thread. Locking: one short lock (SpinLock);
+// GetResults takes it too (a lock-free ring can replace this without changing the interface).
 #pragma once
 
 #include <mutex>
@@ -19,6 +19,7 @@
 
 #include "opennd/kit/com.h"
 #include "opennd/kit/overlapped.h"
+#include "opennd/kit/spin_lock.h"
 
 namespace opennd::kit {
 
@@ -84,7 +85,7 @@ private:
     OverlappedRequests requests_;
     const ULONG max_depth_;
     const KAFFINITY affinity_;
-    std::mutex mu_;
+    SpinLock mu_;
     std::vector<ND2_RESULT> ring_;
     uint64_t head_ = 0;  // sequence number of the oldest queued entry
     uint64_t tail_ = 0;  // sequence number the next entry gets
