@@ -263,13 +263,25 @@ void QueuePair::WantWakeups(bool on) {
     if (flag.load(std::memory_order_relaxed) != want) flag.store(want, std::memory_order_seq_cst);
 }
 
+bool QueuePair::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need) {
+#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
+    need = 0;  // the deliberately broken build (see CMakeLists.txt)
+#endif
+    MrView v;
+    return engine_->mrs().Lookup(FromWireToken(wire_token), &v) && (!need || (v.rights & need)) &&
+           v.Covers(address, length) && (!(v.rights & kIsWindow) || v.qp_id == id_);
+}
+
 void QueuePair::Quiesce() {
     if (state() == State::Idle) return;
     if (tcp_) {
         tcp_->Quiesce();
         return;
     }
-    { std::lock_guard<QpLock> lock(rx_mu_); }  // our own placements run under rx_mu_
+    // Our own placements run under rx_mu_ (receives, Read Responses through
+    // the ring) or tx_mu_ (a Read copied in at post time); one at a time.
+    { std::lock_guard<QpLock> lock(rx_mu_); }
+    { std::lock_guard<QpLock> lock(tx_mu_); }
     // The peer's cross-memory copies into our memory: bounded, in case the
     // peer is stopped between its check and its copy.
     if (!conn_->channel) return;

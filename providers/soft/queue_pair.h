@@ -179,6 +179,7 @@ private:
         uint32_t length;
         uint32_t sent;
         int32_t status;
+        uint32_t token;  // wire token of the source, checked again for every chunk
     };
     struct Reassembly {  // a fragmented Send being received
         bool active = false;
@@ -200,6 +201,9 @@ private:
     void NoteProgressLocked();
     void FailLocked(HRESULT failed_status);
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
+    // [address, +length) of our memory under the peer's wire token, with
+    // `need` (remote rights), and a window's only through this QP.
+    bool OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need);
     HRESULT FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
                            HRESULT status, bool was_connected);
     HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);

@@ -164,6 +164,14 @@ void QueuePair::PumpResponsesLocked() {
                 conn_->WakePeer();
                 return;
             }
+            // Checked when the request came; looked at again for every chunk
+            // (the source may have been deregistered and freed since): the
+            // Read then ends with an access violation, nothing more is read.
+            if (chunk && !OwnRangeValid(job.token, job.address + job.sent, chunk, kRightRemoteRead)) {
+                job.status = ND_ACCESS_VIOLATION;
+                chunk = 0;
+                job.sent = job.length;
+            }
             ResponseHeader h{job.read_id, job.sent, job.status};
             std::memcpy(Channel::Payload(m), &h, sizeof h);
             if (chunk)
@@ -230,13 +238,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             *for_sender = ND_INVALID_DEVICE_REQUEST;
             return true;
         }
-        MrView v;
-        uint32_t need = write ? kRightRemoteWrite : kRightRemoteRead;
-#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
-        need = 0;
-#endif
-        if (!engine_->mrs().Lookup(FromWireToken(h.token), &v) || (need && !(v.rights & need)) ||
-            !v.Covers(h.address, h.total) || ((v.rights & kIsWindow) && v.qp_id != id_)) {
+        if (!OwnRangeValid(h.token, h.address, h.total, write ? kRightRemoteWrite : kRightRemoteRead)) {
             *for_sender = ND_ACCESS_VIOLATION;  // the initiator fails and terminates the connection
             return true;
         }
@@ -247,7 +249,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             __atomic_store_n(dst + chunk - 1, payload[sizeof h + chunk - 1], __ATOMIC_RELEASE);
         } else if (!write) {
             std::lock_guard<QpLock> tx(tx_mu_);  // lock order: rx, then tx
-            responses_.push_back(ResponseJob{h.read_id, h.address, h.total, 0, ND_SUCCESS});
+            responses_.push_back(ResponseJob{h.read_id, h.address, h.total, 0, ND_SUCCESS, h.token});
             responding_.store(true, std::memory_order_relaxed);
         }
         return true;
@@ -268,6 +270,17 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             *fatal = true;
             return true;
         }
+        // Checked at post time; looked at again for every fragment: the
+        // sink may have been deregistered (and freed) since.
+        if (m->length && !LocalSgesValid(op.sink.data(), op.sink.size(), kRightLocalWrite | kRightReadSink, nullptr)) {
+            op.awaiting_data = false;
+            op.done = true;
+            op.status = ND_ACCESS_VIOLATION;
+            EmitLocked();
+            NoteProgressLocked();
+            *fatal = true;  // a failed request ends the connection (R090)
+            return true;
+        }
         Scatter(op.sink.data(), op.sink.size(), h.offset, payload + sizeof h, m->length);
         if (m->flags & kMsgLast) {
             op.awaiting_data = false;
@@ -275,6 +288,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             op.status = h.status;
             EmitLocked();
             NoteProgressLocked();
+            if (FAILED(h.status)) *fatal = true;  // the source went away at the target (R090)
         }
         return true;
     }

@@ -13,6 +13,18 @@ namespace soft {
 template <class T>
 class RingQueue {
 public:
+    RingQueue() = default;
+    RingQueue(const RingQueue &) = default;
+    RingQueue &operator=(const RingQueue &) = default;
+    RingQueue(RingQueue &&o) noexcept { *this = std::move(o); }
+    RingQueue &operator=(RingQueue &&o) noexcept {  // the moved-from queue is empty
+        slots_ = std::move(o.slots_);
+        head_ = std::exchange(o.head_, 0);
+        size_ = std::exchange(o.size_, 0);
+        o.slots_.clear();
+        return *this;
+    }
+
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     T &front() { return slots_[head_]; }

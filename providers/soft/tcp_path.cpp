@@ -241,6 +241,7 @@ void TcpPath::CompleteLocked() {
             if (op.id != c.id) continue;
             op.done = true;
             op.status = status;
+            if (op.sink != 0 && op.sink == withdrawn_sink_ && FAILED(status)) op.status = ND_ACCESS_VIOLATION;
             if (op.sink) sinks_.erase(op.sink);
             op.sink = 0;
             break;
@@ -267,8 +268,10 @@ iwarp::TaggedCheck TcpPath::CheckTagged(uint32_t stag, uint64_t to, uint32_t len
         uint64_t room = 0;
         // Checked at post time; looked at again: it may have been deregistered since.
         if (!env_.engine->mrs().LocalSgesValid(it->second.data(), static_cast<ULONG>(it->second.size()),
-                                               kRightLocalWrite | kRightReadSink, &room))
+                                               kRightLocalWrite | kRightReadSink, &room)) {
+            withdrawn_sink_ = stag;  // the stream ends; that Read reports the access violation
             return iwarp::TaggedCheck::InvalidStag;
+        }
         return to <= room && len <= room - to ? iwarp::TaggedCheck::Ok : iwarp::TaggedCheck::BaseBounds;
     }
     MrView v;

@@ -192,6 +192,7 @@ private:
     // kept apart from the memory-region tokens the peer may name.
     uint32_t next_sink_ = 1;
     std::map<uint32_t, std::vector<ND2_SGE>> sinks_;
+    uint32_t withdrawn_sink_ = 0;  // a sink deregistered while its Read was in flight
 };
 
 }  // namespace soft

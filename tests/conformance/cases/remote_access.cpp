@@ -216,5 +216,55 @@ TEST_P(RemoteAccess, LocalSgeWithBadToken) {
     }
 }
 
+// A Read whose sink is deregistered (and its memory withdrawn) while the
+// data is on its way: no byte may land once Deregister has returned. The
+// Read completes exactly once: with its data if it finished first, else
+// with an error; the process lives on either way.
+TEST_P(RemoteAccess, ReadSinkDeregisteredInFlightIsNeverWrittenAfter) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    constexpr size_t kLen = 4 << 20;  // many fragments or segments
+    Remote src = PeerRegister(p.peer, "src", kLen, kAllRights, 5);
+    ASSERT_NE(src.addr, 0u);
+    Mem sink(kLen);
+    ASSERT_ND(ND_SUCCESS, sink.Register(node.adapter.get(), node.file, kAllRights));
+    ND2_SGE sge = sink.Sge(0, kLen);
+    static char ctx;
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(&ctx, &sge, 1, src.addr, src.token, 0));
+    ASSERT_ND(ND_SUCCESS, sink.Deregister());
+    sink.Revoke();  // a byte placed from here on kills this process
+    auto mine = [](const ND2_RESULT &x) { return x.RequestContext == &ctx; };
+    ND2_RESULT r;
+    ASSERT_TRUE(p.rcq.NextWhere(mine, &r)) << "the Read never completed";
+    EXPECT_EQ(r.RequestType, Nd2RequestTypeRead);
+    ND2_RESULT again;
+    EXPECT_FALSE(p.rcq.NextWhere(mine, &again, 200)) << "the Read completed twice";
+}
+
+// The other way round: the peer reads our region while we deregister it
+// (and withdraw the memory). Nothing is read from it once Deregister has
+// returned; the peer's Read completes exactly once, with the data if it
+// finished first, else with an error; both processes live on.
+TEST_P(RemoteAccess, ReadSourceDeregisteredInFlightIsNeverReadAfter) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    constexpr size_t kLen = 4 << 20;
+    Mem src(kLen);
+    ASSERT_ND(ND_SUCCESS, src.Register(node.adapter.get(), node.file, kAllRights));
+    FillPattern(src.data(), kLen, 11);
+    PeerRegister(p.peer, "sink", kLen);
+    PEER_OK(rd, p.peer.Call(Msg("read").Set("c", 0).Set("mem", "sink").Set("len", kLen).Set("raddr", src.addr())
+                                .Set("rtoken", src.remote_token()).Set("ctx", 7)));
+    ASSERT_ND(ND_SUCCESS, ST(rd, "hr"));
+    ASSERT_ND(ND_SUCCESS, src.Deregister());
+    src.Revoke();  // a byte read from here on kills this process
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("extra", 1)));
+    ASSERT_EQ(pr.U64("count"), 1u) << "the peer's Read never completed";
+    EXPECT_EQ(pr.U64("x0"), 7u);
+    EXPECT_FALSE(pr.Has("extra")) << "a second completion: " << pr.Str("extra");
+}
+
 }  // namespace
 }  // namespace ndc
