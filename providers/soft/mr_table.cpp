@@ -109,6 +109,19 @@ int MrTable::ReadOnlyFd() const {
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+RemoteCheck MrTableView::CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need,
+                                     uint64_t qp_id) const {
+#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
+    need = 0;  // the deliberately broken build (see CMakeLists.txt)
+#endif
+    MrView v;
+    if (!Lookup(token, &v)) return RemoteCheck::InvalidToken;
+    if ((v.rights & kIsWindow) && v.qp_id != qp_id) return RemoteCheck::NotAssociated;
+    if (!v.Covers(address, length)) return RemoteCheck::Bounds;
+    if (need && !(v.rights & need)) return RemoteCheck::Rights;
+    return RemoteCheck::Ok;
+}
+
 bool MrTable::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total) const {
     uint64_t sum = 0;
     for (ULONG i = 0; i < nsge; ++i) {

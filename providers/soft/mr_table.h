@@ -31,6 +31,9 @@ struct MrView {
     }
 };
 
+// Why a remote access is refused (the TCP path names it in its Terminate).
+enum class RemoteCheck : uint8_t { Ok, InvalidToken, NotAssociated, Bounds, Rights };
+
 // Read access to a table, local or a peer's.
 class MrTableView {
 public:
@@ -39,6 +42,11 @@ public:
     bool valid() const { return base_ != nullptr; }
     // The entry for `token`, if the token is current.
     bool Lookup(uint32_t token, MrView *out) const;
+    // May queue pair `qp_id` reach [address, +length) under `token` with
+    // one of the rights `need`? A window only through the QP it is bound to.
+    // The one check every remote access goes through (initiator over shared
+    // memory, target on the copy path and over TCP).
+    RemoteCheck CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need, uint64_t qp_id) const;
 
 private:
     const void *base_ = nullptr;
@@ -59,6 +67,9 @@ public:
     // Changes a live entry (window rebinding keeps its slot but not its token).
     void Remove(uint32_t token);
     bool Lookup(uint32_t token, MrView *out) const { return view_.Lookup(token, out); }
+    RemoteCheck CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need, uint64_t qp_id) const {
+        return view_.CheckRemote(token, address, length, need, qp_id);
+    }
     // Local SGEs: each non-empty one inside a current region (not a window)
     // that grants one of `need_rights` (0: any). *total: their byte count.
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr) const;

@@ -264,12 +264,7 @@ void QueuePair::WantWakeups(bool on) {
 }
 
 bool QueuePair::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need) {
-#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
-    need = 0;  // the deliberately broken build (see CMakeLists.txt)
-#endif
-    MrView v;
-    return engine_->mrs().Lookup(FromWireToken(wire_token), &v) && (!need || (v.rights & need)) &&
-           v.Covers(address, length) && (!(v.rights & kIsWindow) || v.qp_id == id_);
+    return engine_->mrs().CheckRemote(FromWireToken(wire_token), address, length, need, id_) == RemoteCheck::Ok;
 }
 
 void QueuePair::Quiesce() {

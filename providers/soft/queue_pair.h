@@ -13,7 +13,8 @@
 // receives complete in post order.
 //
 // Locks: tx_mu_ (initiator queue and ring producer), rx_mu_ (receive queue
-// and ring consumer). Never both at once; CQ pushes happen under them
+// and ring consumer), both QpLock (spin locks: short sections on every
+// message). When both are taken, rx_mu_ first; CQ pushes happen under them
 // (the CQ lock is a leaf).
 #pragma once
 

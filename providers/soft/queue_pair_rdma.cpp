@@ -90,13 +90,8 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
         std::atomic<uint32_t> &b;
         ~Done() { b.fetch_sub(1, std::memory_order_release); }
     } done{busy};
-    MrView target;
-    uint32_t need = write ? kRightRemoteWrite : kRightRemoteRead;
-#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
-    need = 0;  // a deliberately broken build, to show that the conformance suite catches it
-#endif
-    if (!conn_->peer_mrs().Lookup(FromWireToken(rtoken), &target) || (need && !(target.rights & need)) ||
-        !target.Covers(raddr, total) || ((target.rights & kIsWindow) && target.qp_id != conn_->peer_qp_id))
+    if (conn_->peer_mrs().CheckRemote(FromWireToken(rtoken), raddr, total, write ? kRightRemoteWrite : kRightRemoteRead,
+                                      conn_->peer_qp_id) != RemoteCheck::Ok)
         return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors are access violations
     iovec local[kMaxSge * 4 + 1], remote[2];
     int nl = 0;

@@ -274,16 +274,16 @@ iwarp::TaggedCheck TcpPath::CheckTagged(uint32_t stag, uint64_t to, uint32_t len
         }
         return to <= room && len <= room - to ? iwarp::TaggedCheck::Ok : iwarp::TaggedCheck::BaseBounds;
     }
-    MrView v;
-    if (!env_.engine->mrs().Lookup(stag, &v)) return iwarp::TaggedCheck::InvalidStag;
-    uint32_t need = access == iwarp::Access::RemoteWrite ? kRightRemoteWrite : kRightRemoteRead;
-#ifdef OPENND_SOFT_FAULT_IGNORE_REMOTE_RIGHTS
-    need = 0;  // the deliberately broken build (see CMakeLists.txt)
-#endif
-    if ((v.rights & kIsWindow) && v.qp_id != env_.qp_id) return iwarp::TaggedCheck::StagNotAssociated;
-    if (!v.Covers(to, len)) return iwarp::TaggedCheck::BaseBounds;
-    if (need && !(v.rights & need)) return iwarp::TaggedCheck::AccessRights;
-    return iwarp::TaggedCheck::Ok;
+    switch (env_.engine->mrs().CheckRemote(stag, to, len,
+                                           access == iwarp::Access::RemoteWrite ? kRightRemoteWrite : kRightRemoteRead,
+                                           env_.qp_id)) {
+    case RemoteCheck::Ok: return iwarp::TaggedCheck::Ok;
+    case RemoteCheck::InvalidToken: return iwarp::TaggedCheck::InvalidStag;
+    case RemoteCheck::NotAssociated: return iwarp::TaggedCheck::StagNotAssociated;
+    case RemoteCheck::Bounds: return iwarp::TaggedCheck::BaseBounds;
+    case RemoteCheck::Rights: return iwarp::TaggedCheck::AccessRights;
+    }
+    return iwarp::TaggedCheck::InvalidStag;
 }
 
 void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access access) {
