@@ -3,6 +3,7 @@
 // passed a check and only fetched inside a range checked for remote read;
 // every FPDU the engine sends decodes; every posted operation completes
 // exactly once (at the latest when the connection is torn down).
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -59,6 +60,13 @@ public:
         Region &r = regions_.at(stag);
         for (uint32_t i = 0; i < len; ++i) r.memory.at(to - r.base + i) = data[i];
     }
+    size_t TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, Access, MutableBuffer *out,
+                             size_t max) override {
+        IWARP_FUZZ_CHECK(last_write_check_.Covers(stag, to, len) && max > 0);
+        Region &r = regions_.at(stag);
+        out[0] = {r.memory.data() + (to - r.base), len};
+        return 1;
+    }
     bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override {
         bool covered = false;
         for (const Range &c : readable_) covered = covered || c.Covers(stag, to, len);
@@ -107,6 +115,18 @@ public:
         size_t pos = 0;
         while (pos < s.size()) {
             const auto piece = s.subspan(pos, split.Next(s.size() - pos));
+            MutableBuffer direct[2];
+            if (const size_t n = engine_.DirectBuffers(direct, 2); n > 0) {  // as a socket read straight into place
+                size_t k = 0;
+                for (size_t i = 0; i < n && k < piece.size(); ++i) {
+                    const size_t m = std::min(direct[i].length, piece.size() - k);
+                    std::copy_n(piece.data() + k, m, direct[i].data);
+                    k += m;
+                }
+                engine_.DirectPlaced(k);
+                pos += k;
+                continue;
+            }
             const RxResult r = engine_.Receive(piece);
             IWARP_FUZZ_CHECK(r.consumed <= piece.size());
             pos += r.status == RxStatus::Ok ? piece.size() : r.consumed;
@@ -137,6 +157,7 @@ private:
         o.stall_on_missing_receive = b & 0x20;
         o.strict = !(b & 0x40);
         o.max_receive_queue = 16;
+        o.piece_min = b & 0x80 ? 1 : 0;  // tagged payloads placed piece by piece as they arrive
         return o;
     }
     void Post(bool ok) {

@@ -124,12 +124,15 @@ int main(int argc, char **argv) {
     Write(dir, "fpdu-limit", Cat({0x09, 0x00, 0x10}, EngineStream(false, false)));
     // Mode 2: engine. Bytes: flags, split, negotiated (role|crc|rtr|hold),
     // ird|ord, then the 9 harness bytes: options (MSS 64 + 30*32, stall,
-    // strict), Pull budget, 3 receive sizes, ops (Send with SE and
+    // strict, 0x80 pieces), Pull budget, 3 receive sizes, ops (Send with SE and
     // Invalidate, Write, Read), send size / 3, Read sink offset, Read length.
     const Bytes engine_cfg = {0x3e, 0x20, 0x80, 0xff, 0x3f, 0x1f, 0x10, 0x10, 0x10};
     Write(dir, "engine-initiator", Cat(Cat({0x02, 0x00, 0x00, 0x1b}, engine_cfg), EngineStream(false, false)));
     Write(dir, "engine-initiator-crc", Cat(Cat({0x02, 0x31, 0x02, 0x1b}, engine_cfg), EngineStream(true, false)));
     Write(dir, "engine-responder-rtr", Cat(Cat({0x02, 0x05, 0x29, 0x1b}, engine_cfg), EngineStream(false, true)));
+    Bytes pieces_cfg = engine_cfg;
+    pieces_cfg[0] |= 0x80;  // options: tagged payloads placed piece by piece (and straight into place)
+    Write(dir, "engine-pieces-chunked", Cat(Cat({0x02, 0x13, 0x00, 0x1b}, pieces_cfg), EngineStream(false, false)));
     Write(dir, "engine-terminate", Cat(Cat({0x02, 0x00, 0x00, 0x1b}, engine_cfg), TerminateFpdu(false)));
     const char *placement_names[] = {"write-read-only", "read-write-only", "not-associated", "fetch-after-invalidate",
                                      "read-responses"};

@@ -57,7 +57,7 @@ struct Region {
 class FakePlacement : public iwarp::Placement {
 public:
     struct Call {
-        char what;  // 'C' check, 'P' place, 'F' fetch, 'I' invalidate, 'R' receive usable?
+        char what;  // 'C' check, 'P' place, 'F' fetch, 'I' invalidate, 'R' receive usable?, 'D' destination
         uint32_t stag;
         uint64_t to;
         uint32_t len;
@@ -90,6 +90,15 @@ public:
         Region &r = regions.at(stag);
         ASSERT_TRUE(Checked(stag, to, len)) << "placement without a covering check";
         std::copy(data, data + len, r.memory.begin() + static_cast<ptrdiff_t>(to - r.base));
+    }
+    size_t TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access, iwarp::MutableBuffer *out,
+                             size_t max) override {
+        calls.push_back({'D', stag, to, len});
+        if (!direct || max == 0) return 0;
+        EXPECT_TRUE(Checked(stag, to, len)) << "destination without a covering check";
+        Region &r = regions.at(stag);
+        out[0] = {r.memory.data() + (to - r.base), len};
+        return 1;
     }
     bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override {
         calls.push_back({'F', stag, to, len});
@@ -128,6 +137,7 @@ public:
     std::map<uint32_t, Region> regions;
     std::vector<Call> calls;
     size_t receive_checks_left = SIZE_MAX;  // ReceiveUsable answers yes this often, then no
+    bool direct = true;                     // TaggedDestination names region memory
 };
 
 inline iwarp::Negotiated Plain(iwarp::Role role, bool crc = false, uint32_t ird = 8, uint32_t ord = 8) {

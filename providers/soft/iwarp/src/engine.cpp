@@ -12,6 +12,8 @@ const uint8_t *Placement::TaggedSource(uint32_t, uint64_t, uint32_t) { return nu
 
 bool Placement::ReceiveUsable(uint64_t) { return true; }
 
+size_t Placement::TaggedDestination(uint32_t, uint64_t, uint32_t, Access, MutableBuffer *, size_t) { return 0; }
+
 bool Placement::InvalidateStag(uint32_t) {
     return false;
 }
@@ -49,7 +51,7 @@ size_t TotalLength(std::span<const Buffer> sgl) {
 Engine::Engine(const Negotiated &n, Placement &placement, const EngineOptions &options)
     : negotiated_(n), placement_(placement), options_(options),
       max_fpdu_(std::clamp<size_t>(options.mss, kMinFpdu, kMaxFpdu) & ~size_t{3}),
-      decoder_(FpduOptions{n.crc, std::min(options.max_inbound_ulpdu, kMaxUlpduLength), options.strict}) {
+      decoder_(FpduOptions{n.crc, std::min(options.max_inbound_ulpdu, kMaxUlpduLength), options.strict, options.piece_min}) {
     awaiting_first_fpdu_ = n.role == Role::Responder && (n.hold_until_first_fpdu || n.rtr != RtrType::None);
     if (n.role == Role::Initiator && n.rtr != RtrType::None) {
         // The RTR goes first (RFC 6581). Like siw: zero-length Write to STag 1

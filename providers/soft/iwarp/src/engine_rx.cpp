@@ -20,7 +20,14 @@ RxResult Engine::Receive(std::span<const uint8_t> bytes) {
             LocalFault(decoder_.fault());
             return {bytes.size(), RxStatus::Failed};
         }
-        if (Dispatch(decoder_.segment()) == Step::Stall) {
+        if (st == FpduDecoder::Status::Opened) {
+            OnOpened(decoder_.segment());
+        } else if (st == FpduDecoder::Status::Piece) {
+            if (decoder_.segment().opcode == Opcode::RdmaWrite)
+                OnWrite(decoder_.segment());
+            else
+                OnReadResponse(decoder_.segment());
+        } else if (Dispatch(decoder_.segment()) == Step::Stall) {
             decoder_.Keep();  // the caller's buffer may go; the segment waits here
             stalled_ = true;
             return {pos, RxStatus::Stalled};

@@ -30,12 +30,44 @@ bool Wraps(uint64_t to, uint64_t len) {
 
 }  // namespace
 
+// Checks [s.to, s.to + len) of a tagged segment (or piece of one) before
+// any byte of it is placed: a Write's against its STag, a Read Response's
+// against the Read it answers (the next piece of it, the final one if
+// s.last). Faults and returns false.
+bool Engine::CheckTaggedRange(const Segment &s, uint32_t len) {
+    Access access = Access::RemoteWrite;
+    if (s.opcode == Opcode::ReadResponse) {
+        if (orq_.empty()) return FaultOn(Errc::UnexpectedReadResponse, s), false;
+        const OrqEntry &e = orq_.front();
+        // Responses come in request order, each the next piece of its Read.
+        if (s.stag != e.read.sink_stag) return FaultOn(Errc::TaggedInvalidStag, s), false;
+        if (e.internal && e.read.size == 0) return true;  // nothing is placed (OnReadResponse)
+        if (s.to != e.read.sink_to + e.received || len > e.read.size - e.received ||
+            (s.last && e.received + len != e.read.size))
+            return FaultOn(Errc::TaggedBaseBounds, s), false;
+        access = Access::LocalWrite;
+    }
+    if (len == 0) return true;  // zero-length Write (an RTR, say): nothing to check or place
+    if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s), false;
+    const Errc e = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, access));
+    if (e != Errc::Ok) return FaultOn(e, s), false;
+    return true;
+}
+
+// A long tagged segment whose payload follows in pieces: its whole range is
+// checked now, before the first piece lands (each piece is checked again:
+// the memory may be deregistered in between).
+void Engine::OnOpened(const Segment &s) {
+    if (awaiting_first_fpdu_) {
+        if (negotiated_.rtr != RtrType::None) return FaultOn(Errc::MpaNoMatchingRtr, s);  // an RTR has no payload
+        awaiting_first_fpdu_ = false;
+    }
+    CheckTaggedRange(s, s.ulpdu_length - static_cast<uint32_t>(sizeof(TaggedHeader)));
+}
+
 void Engine::OnWrite(const Segment &s) {
     const auto len = static_cast<uint32_t>(s.payload.size());
-    if (len == 0) return;  // zero-length Write (an RTR, say): nothing to check or place
-    if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s);
-    const Errc e = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, Access::RemoteWrite));
-    if (e != Errc::Ok) return FaultOn(e, s);
+    if (len == 0 || !CheckTaggedRange(s, len)) return;
     placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len, Access::RemoteWrite);
 }
 
@@ -60,11 +92,9 @@ void Engine::OnReadRequest(const Segment &s) {
 }
 
 void Engine::OnReadResponse(const Segment &s) {
-    if (orq_.empty()) return FaultOn(Errc::UnexpectedReadResponse, s);
-    OrqEntry &e = orq_.front();
     const auto len = static_cast<uint32_t>(s.payload.size());
-    // Responses come in request order, each the next piece of its Read.
-    if (s.stag != e.read.sink_stag) return FaultOn(Errc::TaggedInvalidStag, s);
+    if (!CheckTaggedRange(s, len)) return;
+    OrqEntry &e = orq_.front();
     if (e.internal && e.read.size == 0) {
         // Our zero-length RTR or fence Read. Linux 6.1 siw, busy sending when
         // it arrives, answers with the payload of an earlier request (it
@@ -76,20 +106,34 @@ void Engine::OnReadResponse(const Segment &s) {
         orq_.pop_front();
         return;
     }
-    if (s.to != e.read.sink_to + e.received || len > e.read.size - e.received ||
-        (s.last && e.received + len != e.read.size))
-        return FaultOn(Errc::TaggedBaseBounds, s);
-    if (len > 0) {
-        if (Wraps(s.to, len)) return FaultOn(Errc::TaggedToWrap, s);
-        const Errc c = ErrcFor(placement_.CheckTagged(s.stag, s.to, len, Access::LocalWrite));
-        if (c != Errc::Ok) return FaultOn(c, s);
-        placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len, Access::LocalWrite);
-    }
+    if (len > 0) placement_.PlaceTagged(s.stag, s.to, s.payload.data(), len, Access::LocalWrite);
     e.received += len;
     if (!s.last) return;
     ConfirmBelow(e.covers);  // the peer took everything posted before this Read
     if (!e.internal) CompleteSlot(e.slot, OpStatus::Success, e.read.size);
     orq_.pop_front();
+}
+
+size_t Engine::DirectBuffers(MutableBuffer *out, size_t max) {
+    if (failed_ || stalled_ || decoder_.piece_left() <= 1) return 0;
+    const size_t n = decoder_.piece_left() - 1;  // the last byte goes through Receive (stored last)
+    const Segment s = decoder_.PeekPiece(n);
+    const bool write = s.opcode == Opcode::RdmaWrite;
+    if (!write && (orq_.empty() || (orq_.front().internal && orq_.front().read.size == 0))) return 0;
+    if (!CheckTaggedRange(s, static_cast<uint32_t>(n))) return 0;
+    return placement_.TaggedDestination(s.stag, s.to, static_cast<uint32_t>(n),
+                                        write ? Access::RemoteWrite : Access::LocalWrite, out, max);
+}
+
+void Engine::DirectPlaced(size_t n) {
+    const Segment s = decoder_.PeekPiece(n);
+    decoder_.Skip(n);
+    if (s.opcode == Opcode::ReadResponse) orq_.front().received += static_cast<uint32_t>(n);
+}
+
+size_t Engine::ReadHint(size_t room) const {
+    if (!decoder_.open()) return room;
+    return std::min(room, decoder_.open_left() + kMpaLengthSize + sizeof(TaggedHeader));
 }
 
 }  // namespace iwarp

@@ -68,7 +68,7 @@ bool Engine::WantsToSend() const {
 size_t Engine::Pull(std::vector<uint8_t> *out, size_t budget) { return PullInto(out, budget); }
 
 size_t Engine::PullGather(std::vector<uint8_t> *own, std::vector<TxPiece> *pieces, size_t budget) {
-    if (Confirming() && !negotiated_.crc) {
+    if (!negotiated_.crc) {
         gather_ = pieces;
         gather_from_ = own->size();
         gather_named_ = 0;
@@ -144,11 +144,12 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
     // n bytes from the caller's buffers: named (PullGather) or copied
     // straight into the FPDU.
     const size_t unpadded = out->size() - fpdu + n;
-    if (gather_) CloseOwnedRun(out);
+    const bool name = gather_ && Confirming();  // else the caller may reuse them once we complete
+    if (name) CloseOwnedRun(out);
     for (size_t left = n; left > 0;) {
         const ConstBuffer &b = op.sgl[op.sge];
         const size_t k = std::min(left, b.length - op.sge_offset);
-        if (k > 0 && gather_) {
+        if (k > 0 && name) {
             gather_->push_back({0, b.data + op.sge_offset, k});
             gather_named_ += k;
         } else if (k > 0) {
@@ -161,7 +162,7 @@ void Engine::EmitSq(std::vector<uint8_t> *out) {
             op.sge_offset = 0;
         }
     }
-    if (gather_)
+    if (name)
         out->resize(out->size() + (4 - unpadded % 4) % 4 + kMpaCrcSize, 0);  // pad and CRC field (no CRC)
     else
         FinishFpdu(out, fpdu, negotiated_.crc);
@@ -186,33 +187,42 @@ void Engine::EmitIrq(std::vector<uint8_t> *out) {
     const bool last = e.sent + n == e.read.size;
     const size_t fpdu = BeginFpdu(out, sizeof(TaggedHeader) + n);
     AppendTaggedHeader(out, Opcode::ReadResponse, last, e.read.sink_stag, e.read.sink_to + e.sent);
-    const size_t at = out->size();
     const uint8_t *source =
         n > 0 ? placement_.TaggedSource(e.read.source_stag, e.read.source_to + e.sent, static_cast<uint32_t>(n))
               : nullptr;
-    if (source) {
-        out->insert(out->end(), source, source + n);  // one copy, no zero-fill first
+    if (source && gather_) {
+        // Named, as Sends and Writes: the provider copies what is still
+        // unsent before the memory may go (its Deregister barrier).
+        CloseOwnedRun(out);
+        gather_->push_back({0, source, n});
+        gather_named_ += n;
+        const size_t unpadded = out->size() - fpdu + n;
+        out->resize(out->size() + (4 - unpadded % 4) % 4 + kMpaCrcSize, 0);  // pad and CRC field (no CRC)
     } else {
-        out->resize(at + n);
+        const size_t at = out->size();
+        if (source)
+            out->insert(out->end(), source, source + n);  // one copy, no zero-fill first
+        else
+            out->resize(at + n);
+        if (n > 0 && !source &&
+            !placement_.FetchTagged(e.read.source_stag, e.read.source_to + e.sent, out->data() + at,
+                                    static_cast<uint32_t>(n))) {
+            out->resize(fpdu);
+            // The source went away after the Read Request was checked: report
+            // it against that request (RDMAP remote protection, as siw).
+            Fault f;
+            f.errc = Errc::LocalFetchFailed;
+            f.code = TerminateCodeFor(Errc::LocalFetchFailed, false, true);
+            f.send_terminate = true;
+            f.has_segment_length = f.has_ddp_header = f.has_rdmap_header = true;
+            f.segment_length = e.ulpdu_length;
+            f.header_length = e.header_length;
+            std::memcpy(f.header, e.header, e.header_length);
+            LocalFault(f);
+            return;
+        }
+        FinishFpdu(out, fpdu, negotiated_.crc);
     }
-    if (n > 0 && !source &&
-        !placement_.FetchTagged(e.read.source_stag, e.read.source_to + e.sent, out->data() + at,
-                                static_cast<uint32_t>(n))) {
-        out->resize(fpdu);
-        // The source went away after the Read Request was checked: report
-        // it against that request (RDMAP remote protection, as siw).
-        Fault f;
-        f.errc = Errc::LocalFetchFailed;
-        f.code = TerminateCodeFor(Errc::LocalFetchFailed, false, true);
-        f.send_terminate = true;
-        f.has_segment_length = f.has_ddp_header = f.has_rdmap_header = true;
-        f.segment_length = e.ulpdu_length;
-        f.header_length = e.header_length;
-        std::memcpy(f.header, e.header, e.header_length);
-        LocalFault(f);
-        return;
-    }
-    FinishFpdu(out, fpdu, negotiated_.crc);
     e.sent += static_cast<uint32_t>(n);
     if (!last) return;
     irq_.pop_front();

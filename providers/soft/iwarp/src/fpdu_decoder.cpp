@@ -1,6 +1,7 @@
 // Incremental FPDU decoding: length, then the whole FPDU (bounded by
 // max_ulpdu), then CRC, pad and DDP/RDMAP validation before anything is
-// handed on. An FPDU that arrives whole is parsed where it lies.
+// handed on. An FPDU that arrives whole is parsed where it lies; a long
+// tagged one that does not (CRC off) is handed on in pieces.
 #include <algorithm>
 #include <cstring>
 
@@ -16,6 +17,7 @@ FpduDecoder::Status FpduDecoder::Fail(Errc e) {
     fault_.code = TerminateCodeFor(e);
     fault_.send_terminate = true;
     status_ = Status::Error;
+    open_ = false;
     buf_.clear();
     buf_.shrink_to_fit();
     return status_;
@@ -45,6 +47,89 @@ FpduDecoder::Status FpduDecoder::Parse(std::span<const uint8_t> fpdu) {
 FpduDecoder::Status FpduDecoder::Feed(std::span<const uint8_t> in, size_t *consumed) {
     *consumed = 0;
     if (status_ == Status::Error) return status_;
+    if (!open_) return Frame(in, consumed);
+    size_t used = 0;
+    const Status st = FeedOpen(in, &used);
+    if (st != Status::NeedMore || open_) {
+        *consumed = used;
+        return st;
+    }
+    const Status next = Frame(in.subspan(used), consumed);  // the open FPDU ended: on to the next
+    *consumed += used;
+    return next;
+}
+
+// A long tagged FPDU with CRC off, once its header is in: handed on in pieces.
+bool FpduDecoder::Pieceable() const {
+    if (opt_.piece_min == 0 || opt_.crc || have_ <= kMpaLengthSize || !(buf_[kMpaLengthSize] & kDdpTagged))
+        return false;
+    const size_t ulpdu = LoadBe16(buf_.data());
+    return ulpdu >= sizeof(TaggedHeader) + opt_.piece_min;
+}
+
+FpduDecoder::Status FpduDecoder::Open() {
+    const size_t ulpdu = LoadBe16(buf_.data());
+    if (!ParseSegment(std::span<const uint8_t>(buf_.data() + kMpaLengthSize, sizeof(TaggedHeader)), opt_.strict,
+                      &seg_, &fault_)) {
+        if (fault_.has_segment_length) fault_.segment_length = static_cast<uint16_t>(ulpdu);
+        status_ = Status::Error;
+        buf_.clear();
+        return status_;
+    }
+    seg_.ulpdu_length = static_cast<uint16_t>(ulpdu);
+    open_seg_ = seg_;
+    open_ = true;
+    piece_to_ = seg_.to;
+    piece_left_ = ulpdu - sizeof(TaggedHeader);
+    trailer_left_ = need_ - kMpaLengthSize - ulpdu;
+    have_ = 0;  // buf_ keeps the header (open_seg_.header) until the FPDU closes
+    status_ = Status::Opened;
+    return status_;
+}
+
+FpduDecoder::Status FpduDecoder::FeedOpen(std::span<const uint8_t> in, size_t *consumed) {
+    *consumed = 0;
+    current_ = {};
+    if (piece_left_ > 0) {
+        status_ = Status::NeedMore;
+        seg_ = Segment{};
+        if (in.empty()) return status_;
+        const size_t take = std::min(piece_left_, in.size());
+        seg_ = PeekPiece(take);
+        seg_.payload = in.first(take);
+        Skip(take);
+        *consumed = take;
+        status_ = Status::Piece;
+        return status_;
+    }
+    size_t pos = 0;
+    for (; trailer_left_ > 0 && pos < in.size(); ++pos, --trailer_left_) {
+        if (opt_.strict && trailer_left_ > kMpaCrcSize && in[pos] != 0) {
+            *consumed = pos + 1;
+            return Fail(Errc::FpduPad);
+        }
+    }
+    *consumed = pos;
+    if (trailer_left_ == 0) open_ = false;
+    status_ = Status::NeedMore;
+    return status_;
+}
+
+Segment FpduDecoder::PeekPiece(size_t n) const {
+    Segment s = open_seg_;
+    s.to = piece_to_;
+    s.payload = {};
+    s.last = open_seg_.last && n == piece_left_;
+    return s;
+}
+
+void FpduDecoder::Skip(size_t n) {
+    piece_to_ += n;
+    piece_left_ -= n;
+}
+
+FpduDecoder::Status FpduDecoder::Frame(std::span<const uint8_t> in, size_t *consumed) {
+    *consumed = 0;
     status_ = Status::NeedMore;
     seg_ = Segment{};
     current_ = {};
@@ -84,10 +169,16 @@ FpduDecoder::Status FpduDecoder::Feed(std::span<const uint8_t> in, size_t *consu
             }
             continue;
         }
-        const size_t take = std::min(need_ - have_, in.size() - pos);
+        constexpr size_t kHeader = kMpaLengthSize + sizeof(TaggedHeader);
+        const bool header_only = have_ < kHeader && opt_.piece_min > 0 && !opt_.crc;
+        const size_t take = std::min(header_only ? kHeader - have_ : need_ - have_, in.size() - pos);
         std::memcpy(buf_.data() + have_, in.data() + pos, take);
         have_ += take;
         pos += take;
+        if (have_ == kHeader && have_ < need_ && Pieceable()) {
+            *consumed = pos;
+            return Open();
+        }
         if (have_ == need_) {
             *consumed = pos;
             have_ = 0;  // the next Feed starts a new FPDU; buf_ keeps this one until then

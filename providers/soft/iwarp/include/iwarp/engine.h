@@ -55,6 +55,10 @@ struct EngineOptions {
     bool confirm_by_read = false;
     size_t max_send_queue = 4096;
     size_t max_receive_queue = 4096;
+    // With CRC off, a tagged FPDU with at least this much payload that has
+    // not arrived whole is placed piece by piece as it arrives, and its
+    // payload may be read straight into place (DirectBuffers). 0: never.
+    size_t piece_min = 4096;
 };
 
 enum class OpStatus : uint8_t {
@@ -120,14 +124,28 @@ public:
     // Failed: the stream is over (bytes are discarded from then on).
     RxResult Receive(std::span<const uint8_t> bytes);
     RxStatus Resume();
+    // Reading straight into registered memory (CRC off). While a long
+    // tagged segment is open, DirectBuffers names where its next payload
+    // bytes go (at most `max` buffers, checked through Placement just now;
+    // the segment's last byte is left to Receive, which stores it last);
+    // 0: read into your own buffer and call Receive. The caller reads the
+    // stream into those buffers, then reports how much with DirectPlaced.
+    size_t DirectBuffers(MutableBuffer *out, size_t max);
+    void DirectPlaced(size_t n);
+    // How many bytes to read next into a buffer of `room` bytes: with a
+    // segment open, the rest of its FPDU and the next FPDU's header only,
+    // so a long tagged payload that follows can go straight into place too.
+    size_t ReadHint(size_t room) const;
     // Appends whole FPDUs while they fit in `budget` (at least one if any is
     // ready); returns the bytes appended.
     size_t Pull(std::vector<uint8_t> *out, size_t budget);
-    // As Pull, but the payload of Sends and Writes is named, not copied
-    // (when confirm_by_read is on and CRC off: their buffers then stay
-    // valid until the peer has shown it took everything). The bytes to send
+    // As Pull, but with CRC off payloads are named, not copied: those of
+    // Sends and Writes when confirm_by_read is on (their buffers then stay
+    // valid until the peer has shown it took everything), and those of Read
+    // Responses that Placement::TaggedSource names (the caller must copy
+    // what it has not sent before that memory may go). The bytes to send
     // are `pieces` in order; a piece with data == nullptr is `length` bytes
-    // at `offset` in *own (headers, pads, CRCs, Read Responses).
+    // at `offset` in *own (headers, pads, CRCs, copied payloads).
     struct TxPiece {
         size_t offset;
         const uint8_t *data;
@@ -249,6 +267,8 @@ private:
     bool AcceptFirstFpdu(const Segment &s, bool *consumed);
     Step OnSend(const Segment &s);
     // engine_tagged.cpp
+    bool CheckTaggedRange(const Segment &s, uint32_t len);
+    void OnOpened(const Segment &s);
     void OnWrite(const Segment &s);
     void OnReadRequest(const Segment &s);
     void OnReadResponse(const Segment &s);

@@ -42,6 +42,12 @@ struct FpduOptions {
     bool crc = false;                     // negotiated at connection setup
     size_t max_ulpdu = kMaxUlpduLength;   // inbound limit (<= 65535)
     bool strict = true;                   // reject reserved bits and non-zero pad
+    // With CRC off: a tagged FPDU (RDMA Write, Read Response) whose payload
+    // is at least this long and has not arrived whole is handed on in pieces
+    // as its bytes arrive (Opened, then Piece), not gathered first, so its
+    // payload can be placed once, or read from the stream straight into its
+    // destination (Skip). 0: never.
+    size_t piece_min = 0;
 };
 
 // Validates a ULPDU as a DDP segment. On failure fills *fault and returns
@@ -68,7 +74,12 @@ void EncodeReadRequest(std::vector<uint8_t> *out, uint32_t msn, const ReadReques
 // Incremental FPDU decoder. Memory is bounded by one FPDU of max_ulpdu.
 class FpduDecoder {
 public:
-    enum class Status : uint8_t { NeedMore, Segment, Error };
+    // Opened: segment() is the header of a tagged segment (payload empty)
+    // whose piece_left() payload bytes follow, each run of them as a Piece:
+    // segment() with `to` at the piece, `payload` its bytes, `last` only on
+    // the final piece of an L segment. The FPDU's pad and CRC are consumed
+    // after the final piece (pad checked when strict, after placement).
+    enum class Status : uint8_t { NeedMore, Segment, Error, Opened, Piece };
 
     explicit FpduDecoder(const FpduOptions &options = {}) : opt_(options) {}
 
@@ -86,9 +97,26 @@ public:
     // caller's input buffer (until the next Feed).
     void Keep();
 
+    // An Opened segment still has payload to come.
+    bool open() const { return open_; }
+    // Payload bytes of the open segment not yet handed on.
+    size_t piece_left() const { return open_ ? piece_left_ : 0; }
+    // Bytes to the end of the open FPDU (payload, pad and CRC).
+    size_t open_left() const { return open_ ? piece_left_ + trailer_left_ : 0; }
+    // The next `n` (<= piece_left()) payload bytes of the open segment, as
+    // a Piece with no bytes (`payload` empty): what Skip would hand on.
+    Segment PeekPiece(size_t n) const;
+    // The caller took those `n` bytes from the stream itself (read straight
+    // into their destination): the decoder moves past them.
+    void Skip(size_t n);
+
 private:
     Status Parse(std::span<const uint8_t> fpdu);
     Status Fail(Errc e);
+    Status Frame(std::span<const uint8_t> in, size_t *consumed);
+    bool Pieceable() const;
+    Status Open();
+    Status FeedOpen(std::span<const uint8_t> in, size_t *consumed);
 
     FpduOptions opt_;
     Status status_ = Status::NeedMore;
@@ -98,6 +126,12 @@ private:
     std::span<const uint8_t> current_;  // the FPDU behind seg_
     Segment seg_;
     Fault fault_;
+    // The open segment (Opened): its header stays in buf_ until it closes.
+    bool open_ = false;
+    Segment open_seg_;
+    uint64_t piece_to_ = 0;      // TO of the next payload byte
+    size_t piece_left_ = 0;      // payload bytes still to come
+    size_t trailer_left_ = 0;    // then pad and CRC
 };
 
 }  // namespace iwarp

@@ -5,7 +5,10 @@
 // Terminate with the RFC's error code instead of a placement.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+#include "iwarp/bytes.h"
 
 namespace iwarp {
 
@@ -45,6 +48,15 @@ public:
     // this process (the engine then appends it to its output in one copy);
     // nullptr: use FetchTagged. Checked like FetchTagged. Default: nullptr.
     virtual const uint8_t *TaggedSource(uint32_t stag, uint64_t to, uint32_t len);
+
+    // Where a range that just passed CheckTagged for `access` (RemoteWrite
+    // or LocalWrite) lies, if it is plain memory of this process: fills at
+    // most `max` buffers in address order (the range's first bytes if more
+    // would be needed) and returns how many; the caller then reads the
+    // stream straight into them. 0: not possible (use PlaceTagged).
+    // Default: 0.
+    virtual size_t TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, Access access, MutableBuffer *out,
+                                     size_t max);
 
     // Send with Invalidate: invalidate `stag` once the message is placed.
     // Returns false if it cannot be invalidated. Default: refuse.
