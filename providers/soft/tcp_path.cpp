@@ -178,7 +178,8 @@ void TcpPath::Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT statu
 }
 
 void TcpPath::Quiesce() {
-    Hold hold(*this);  // every placement runs under mu_
+    Hold hold(*this);   // every placement runs under mu_
+    OwnPendingLocked(); // and no unsent Read Response still names memory that may go
 }
 
 void TcpPath::Receive(const PostedReceive &r, bool valid) {
@@ -287,18 +288,16 @@ iwarp::TaggedCheck TcpPath::CheckTagged(uint32_t stag, uint64_t to, uint32_t len
 }
 
 void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint32_t len, iwarp::Access access) {
-    if (access == iwarp::Access::LocalWrite) {  // scatter into the Read's SGEs from offset `to`
-        for (const ND2_SGE &s : sinks_.at(stag)) {
-            if (len == 0) break;
-            if (to >= s.BufferLength) {
-                to -= s.BufferLength;
-                continue;
+    if (access == iwarp::Access::LocalWrite) {  // scatter into the Read's SGEs
+        iwarp::MutableBuffer to_fill[16];
+        while (len > 0) {
+            size_t n = TaggedDestination(stag, to, len, access, to_fill, std::size(to_fill));
+            for (size_t i = 0; i < n; ++i) {
+                std::memcpy(to_fill[i].data, data, to_fill[i].length);
+                data += to_fill[i].length;
+                to += to_fill[i].length;
+                len -= static_cast<uint32_t>(to_fill[i].length);
             }
-            size_t n = std::min<uint64_t>(len, s.BufferLength - to);
-            std::memcpy(static_cast<uint8_t *>(s.Buffer) + to, data, n);
-            data += n;
-            len -= static_cast<uint32_t>(n);
-            to = 0;
         }
         return;
     }
@@ -306,6 +305,28 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
     auto *dst = reinterpret_cast<uint8_t *>(to);
     if (len > 1) std::memcpy(dst, data, len - 1);
     std::atomic_ref<uint8_t>(dst[len - 1]).store(data[len - 1], std::memory_order_release);
+}
+
+size_t TcpPath::TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access,
+                                  iwarp::MutableBuffer *out, size_t max) {
+    if (max == 0) return 0;
+    if (access != iwarp::Access::LocalWrite) {  // a Write's sink: plain memory at `to`
+        out[0] = {reinterpret_cast<uint8_t *>(to), len};
+        return 1;
+    }
+    size_t n = 0;  // a Read's sink: its SGEs, `to` bytes in
+    for (const ND2_SGE &s : sinks_.at(stag)) {
+        if (len == 0 || n == max) break;
+        if (to >= s.BufferLength) {
+            to -= s.BufferLength;
+            continue;
+        }
+        size_t k = std::min<uint64_t>(len, s.BufferLength - to);
+        out[n++] = {static_cast<uint8_t *>(s.Buffer) + to, k};
+        len -= static_cast<uint32_t>(k);
+        to = 0;
+    }
+    return n;
 }
 
 bool TcpPath::ReceiveUsable(uint64_t id) {

@@ -99,6 +99,8 @@ public:
     bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override;
     const uint8_t *TaggedSource(uint32_t stag, uint64_t to, uint32_t len) override;
     bool ReceiveUsable(uint64_t id) override;
+    size_t TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access, iwarp::MutableBuffer *out,
+                             size_t max) override;
 
 private:
     struct InitiatorOp {

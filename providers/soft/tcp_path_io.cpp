@@ -20,7 +20,7 @@ namespace soft {
 uint64_t NowMs();
 
 namespace {
-constexpr size_t kPullBudget = 256 * 1024;
+constexpr size_t kPullBudget = 1024 * 1024;
 constexpr uint64_t kBusyPollNs = 200 * 1000;
 
 uint64_t NowNs() {
@@ -140,9 +140,29 @@ void TcpPath::FeedHeldLocked() {
     }
 }
 
+// With CRC off the engine may name where the next bytes go (the payload of
+// a long Write or Read Response): the socket copies them straight there.
 void TcpPath::ReadSocketLocked() {
+    constexpr size_t kMaxIov = 16;
     for (;;) {
-        ssize_t n = recv(fd_, rx_buf_.data(), rx_buf_.size(), MSG_DONTWAIT);
+        iwarp::MutableBuffer direct[kMaxIov];
+        iovec iov[kMaxIov];
+        const size_t n_direct = engine_.DirectBuffers(direct, kMaxIov);
+        size_t want = 0, n_iov = 1;
+        if (n_direct > 0) {
+            for (size_t i = 0; i < n_direct; ++i) {
+                iov[i] = iovec{direct[i].data, direct[i].length};
+                want += direct[i].length;
+            }
+            n_iov = n_direct;
+        } else {
+            want = engine_.ReadHint(rx_buf_.size());
+            iov[0] = iovec{rx_buf_.data(), want};
+        }
+        msghdr m{};
+        m.msg_iov = iov;
+        m.msg_iovlen = n_iov;
+        ssize_t n = recvmsg(fd_, &m, MSG_DONTWAIT);
         if (n == 0) {
             eof_ = true;
             return;
@@ -153,14 +173,18 @@ void TcpPath::ReadSocketLocked() {
             return;
         }
         if (silent_since_ms_ != 0) silent_since_ms_ = NowMs();  // it answers
-        auto got = std::span<const uint8_t>(rx_buf_.data(), static_cast<size_t>(n));
-        auto r = engine_.Receive(got);  // after a failure it discards (we still read, to see EOF)
-        if (r.status == iwarp::RxStatus::Stalled) {
-            held_.assign(got.begin() + static_cast<ptrdiff_t>(r.consumed), got.end());
-            held_at_ = 0;
-            return;
+        if (n_direct > 0) {
+            engine_.DirectPlaced(static_cast<size_t>(n));
+        } else {
+            auto got = std::span<const uint8_t>(rx_buf_.data(), static_cast<size_t>(n));
+            auto r = engine_.Receive(got);  // after a failure it discards (we still read, to see EOF)
+            if (r.status == iwarp::RxStatus::Stalled) {
+                held_.assign(got.begin() + static_cast<ptrdiff_t>(r.consumed), got.end());
+                held_at_ = 0;
+                return;
+            }
         }
-        if (static_cast<size_t>(n) < rx_buf_.size()) return;  // drained (the next edge says when to look again)
+        if (static_cast<size_t>(n) < want) return;  // drained (the next edge says when to look again)
     }
 }
 
