@@ -39,7 +39,11 @@ MemoryRegion::MemoryRegion(IND2Adapter *adapter, std::shared_ptr<Engine> engine,
 
 MemoryRegion::~MemoryRegion() {
     MrRegistry::Remove(this);
-    if (token_) engine_->mrs().Remove(token_);  // released without Deregister (R076)
+    if (!token_) return;
+    // Released without Deregister (R076): the same barrier, since the
+    // application may free the memory as soon as Release returns.
+    engine_->mrs().Remove(token_);
+    engine_->QuiescePlacements();
 }
 
 MemoryRegion *MemoryRegion::Find(IUnknown *u) { return MrRegistry::Find(u, IID_IND2MemoryRegion); }

@@ -178,6 +178,7 @@ void TcpPath::Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT statu
 }
 
 void TcpPath::Quiesce() {
+    if (mu_.held_by_me()) return OwnPendingLocked();  // (a region released inside a placement)
     Hold hold(*this);   // every placement runs under mu_
     OwnPendingLocked(); // and no unsent Read Response still names memory that may go
 }

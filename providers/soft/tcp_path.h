@@ -32,6 +32,7 @@
 
 #include "iwarp/engine.h"
 #include "ndspi.h"
+#include "owned_lock.h"
 #include "posted_receive.h"
 #include "ring_queue.h"
 #include "opennd/kit/completion_queue.h"
@@ -163,7 +164,7 @@ private:
 
     const Env env_;
     const int fd_;
-    std::mutex mu_;
+    OwnedLock<std::mutex> mu_;
     std::atomic<uint32_t> pass_wanted_{0};  // non-zero: a pass was asked for
     std::atomic<uint64_t> app_poll_ns_{0};  // when the application last polled
     std::atomic<bool> closed_flag_{false};  // closed_, readable without mu_
@@ -183,6 +184,9 @@ private:
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     uint64_t stalled_since_ms_ = 0;
     uint64_t silent_since_ms_ = 0;
+    // The socket refused more (EAGAIN): polls before this time do not try
+    // again (the progress thread's writability event does, at once).
+    uint64_t tx_retry_ns_ = 0;
     const uint32_t silence_limit_ms_;  // TcpTimeoutMs() when the stream began
     uint64_t hold_until_ms_ = 0;  // transmit nothing before this (the siw 6.1 window); 0: no timer
     void ReleaseHoldLocked();  // waiting for the peer, and not a byte from it since

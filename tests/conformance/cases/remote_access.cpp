@@ -216,11 +216,24 @@ TEST_P(RemoteAccess, LocalSgeWithBadToken) {
     }
 }
 
-// A Read whose sink is deregistered (and its memory withdrawn) while the
-// data is on its way: no byte may land once Deregister has returned. The
+// How the application lets a region go while a transfer uses it: Deregister,
+// or Release without Deregister (R076), which must be the same barrier: the
+// application may free the memory as soon as either returns.
+enum class LetGo { Deregister, Release };
+
+void Withdraw(Mem &m, LetGo how) {
+    if (how == LetGo::Deregister)
+        ASSERT_ND(ND_SUCCESS, m.Deregister());
+    else
+        m.ReleaseMr();
+    m.Revoke();  // a byte placed or read from here on kills this process
+}
+
+// A Read whose sink is let go (and its memory withdrawn) while the data is
+// on its way: no byte may land once Deregister or Release has returned. The
 // Read completes exactly once: with its data if it finished first, else
 // with an error; the process lives on either way.
-TEST_P(RemoteAccess, ReadSinkDeregisteredInFlightIsNeverWrittenAfter) {
+void ReadSinkWithdrawnInFlight(Node &node, const IpAddress &addr, LetGo how) {
     Pair p;
     std::string err = p.Connect(node, addr);
     ASSERT_TRUE(err.empty()) << err;
@@ -232,22 +245,29 @@ TEST_P(RemoteAccess, ReadSinkDeregisteredInFlightIsNeverWrittenAfter) {
     ND2_SGE sge = sink.Sge(0, kLen);
     static char ctx;
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(&ctx, &sge, 1, src.addr, src.token, 0));
-    ASSERT_ND(ND_SUCCESS, sink.Deregister());
-    sink.Revoke();  // a byte placed from here on kills this process
+    Withdraw(sink, how);
     auto mine = [](const ND2_RESULT &x) { return x.RequestContext == &ctx; };
     ND2_RESULT r;
     ASSERT_TRUE(p.rcq.NextWhere(mine, &r)) << "the Read never completed";
     EXPECT_EQ(r.RequestType, Nd2RequestTypeRead);
-    EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), r.Status) << "done before the Deregister, or refused";
+    EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), r.Status) << "done before the region went, or refused";
     ND2_RESULT again;
     EXPECT_FALSE(p.rcq.NextWhere(mine, &again, 200)) << "the Read completed twice";
 }
 
-// The other way round: the peer reads our region while we deregister it
-// (and withdraw the memory). Nothing is read from it once Deregister has
-// returned; the peer's Read completes exactly once, with the data if it
+TEST_P(RemoteAccess, ReadSinkDeregisteredInFlightIsNeverWrittenAfter) {
+    ReadSinkWithdrawnInFlight(node, addr, LetGo::Deregister);
+}
+
+TEST_P(RemoteAccess, ReadSinkReleasedInFlightIsNeverWrittenAfterR076) {
+    ReadSinkWithdrawnInFlight(node, addr, LetGo::Release);
+}
+
+// The other way round: the peer reads our region while we let it go (and
+// withdraw the memory). Nothing is read from it once Deregister or Release
+// has returned; the peer's Read completes exactly once, with the data if it
 // finished first, else with an error; both processes live on.
-TEST_P(RemoteAccess, ReadSourceDeregisteredInFlightIsNeverReadAfter) {
+void ReadSourceWithdrawnInFlight(Node &node, const IpAddress &addr, LetGo how) {
     Pair p;
     std::string err = p.Connect(node, addr);
     ASSERT_TRUE(err.empty()) << err;
@@ -259,18 +279,25 @@ TEST_P(RemoteAccess, ReadSourceDeregisteredInFlightIsNeverReadAfter) {
     PEER_OK(rd, p.peer.Call(Msg("read").Set("c", 0).Set("mem", "sink").Set("len", kLen).Set("raddr", src.addr())
                                 .Set("rtoken", src.remote_token()).Set("ctx", 7)));
     ASSERT_ND(ND_SUCCESS, ST(rd, "hr"));
-    ASSERT_ND(ND_SUCCESS, src.Deregister());
-    src.Revoke();  // a byte read from here on kills this process
+    Withdraw(src, how);
     PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("extra", 1)));
     ASSERT_EQ(pr.U64("count"), 1u) << "the peer's Read never completed";
     EXPECT_EQ(pr.U64("x0"), 7u);
     EXPECT_FALSE(pr.Has("extra")) << "a second completion: " << pr.Str("extra");
     HRESULT status = ST(pr, "s0");
-    EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), status) << "done before the Deregister, or refused";
+    EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), status) << "done before the region went, or refused";
     if (status == ND_SUCCESS) {
         Msg k = p.peer.Call(Msg("check").Set("name", "sink").Set("seed", 11));
         EXPECT_TRUE(k.ok()) << "a Read that succeeded brought other bytes: " << k.error();
     }
+}
+
+TEST_P(RemoteAccess, ReadSourceDeregisteredInFlightIsNeverReadAfter) {
+    ReadSourceWithdrawnInFlight(node, addr, LetGo::Deregister);
+}
+
+TEST_P(RemoteAccess, ReadSourceReleasedInFlightIsNeverReadAfterR076) {
+    ReadSourceWithdrawnInFlight(node, addr, LetGo::Release);
 }
 
 }  // namespace
