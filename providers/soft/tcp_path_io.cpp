@@ -22,6 +22,7 @@ uint64_t NowMs();
 namespace {
 constexpr size_t kPullBudget = 1024 * 1024;
 constexpr uint64_t kBusyPollNs = 200 * 1000;
+constexpr uint64_t kTxRetryNs = 10 * 1000;  // see WriteSocketLocked
 
 uint64_t NowNs() {
     timespec ts;
@@ -44,6 +45,7 @@ TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
         if (!mu_.try_lock()) return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;
         pass_wanted_.store(0, std::memory_order_relaxed);  // it let go meanwhile: ours to make
     }
+    if (from_engine) tx_retry_ns_ = 0;  // it may say the socket drained
     bool was_established = engine_.established();
     PumpLocked();
     Event e = closed_ ? Event::Closed
@@ -215,6 +217,11 @@ void TcpPath::CheckHangupLocked() {
 
 void TcpPath::WriteSocketLocked() {
     constexpr size_t kMaxIov = 64;
+    // A full socket drains at a few GB/s: an application polling in a loop
+    // need not ask it again every pass (each refusal is a system call that
+    // also contends for the socket with the peer's acknowledgements).
+    if (tx_retry_ns_ != 0 && TxPendingLocked() && NowNs() < tx_retry_ns_) return;
+    tx_retry_ns_ = 0;
     for (;;) {
         if (!TxPendingLocked()) {
             own_.clear();
@@ -236,6 +243,7 @@ void TcpPath::WriteSocketLocked() {
         ssize_t n = sendmsg(fd_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) tx_retry_ns_ = NowNs() + kTxRetryNs;
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 eof_ = true;  // the connection broke
                 own_.clear();
