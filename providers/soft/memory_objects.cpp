@@ -41,7 +41,8 @@ MemoryRegion::~MemoryRegion() {
     MrRegistry::Remove(this);
     if (!token_) return;
     // Released without Deregister (R076): the same barrier, since the
-    // application may free the memory as soon as Release returns.
+    // application may free the memory as soon as Release returns. (Never
+    // under a provider lock: see MemoryWindow::Invalidate.)
     engine_->mrs().Remove(token_);
     engine_->QuiescePlacements();
 }
@@ -133,14 +134,18 @@ HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, 
     return ND_SUCCESS;
 }
 
-bool MemoryWindow::Invalidate() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!token_) return false;
-    engine_->mrs().Remove(token_);
-    token_ = 0;
-    mr_->WindowUnbound();
-    mr_.reset();
-    return true;
+bool MemoryWindow::Invalidate(kit::ComPtr<MemoryRegion> *region) {
+    kit::ComPtr<MemoryRegion> mr;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!token_) return false;
+        engine_->mrs().Remove(token_);
+        token_ = 0;
+        mr_->WindowUnbound();
+        mr = std::move(mr_);
+    }
+    if (region) *region = std::move(mr);
+    return true;  // else dropped here, outside mu_
 }
 
 UINT32 MemoryWindow::GetRemoteToken() {

@@ -56,8 +56,11 @@ public:
     // ND_INVALID_DEVICE_REQUEST if already bound, ND_INSUFFICIENT_RESOURCES if
     // the table is full.
     HRESULT Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id);
-    // False if it was not bound.
-    bool Invalidate();
+    // False if it was not bound. The region it was bound to is handed to
+    // `*region` if given, else dropped on return, never under mu_: its last
+    // reference runs the Deregister barrier (R076), so a caller holding a
+    // queue pair's lock must take it and drop it after unlocking.
+    bool Invalidate(opennd::kit::ComPtr<MemoryRegion> *region = nullptr);
 
     UINT32 STDMETHODCALLTYPE GetRemoteToken() override;
 

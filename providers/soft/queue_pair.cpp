@@ -275,11 +275,10 @@ void QueuePair::Quiesce() {
     }
     // Our own placements run under rx_mu_ (receives, Read Responses through
     // the ring) or tx_mu_ (a Read copied in at post time); one at a time.
-    // This thread may hold one already (a region released inside a
-    // placement): then no other placement runs under it, and taking rx_mu_
-    // after tx_mu_ would break the lock order.
-    if (!rx_mu_.held_by_me() && !tx_mu_.held_by_me()) { std::lock_guard<QpLock> lock(rx_mu_); }
-    if (!tx_mu_.held_by_me()) { std::lock_guard<QpLock> lock(tx_mu_); }
+    // (Never run under a queue pair's lock: a region's last reference is
+    // dropped outside them, see MemoryWindow::Invalidate.)
+    { std::lock_guard<QpLock> lock(rx_mu_); }
+    { std::lock_guard<QpLock> lock(tx_mu_); }
     // The peer's cross-memory copies into our memory: bounded, in case the
     // peer is stopped between its check and its copy.
     if (!conn_->channel) return;

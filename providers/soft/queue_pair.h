@@ -29,7 +29,6 @@
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
 #include "opennd/kit/spin_lock.h"
-#include "owned_lock.h"
 #include "ring_queue.h"
 #include "tcp_path.h"
 
@@ -68,7 +67,7 @@ HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, Po
 // The queue pair's two locks are taken on every message and held for short
 // sections (a long one: a cross-memory copy, which a waiter spins out then
 // yields to): unlocking a SpinLock is a plain store.
-using QpLock = OwnedLock<opennd::kit::SpinLock>;
+using QpLock = opennd::kit::SpinLock;
 
 class QueuePair : public opennd::kit::Unknown<IND2QueuePair>, public opennd::kit::CqPoller, public Pollable {
 public:

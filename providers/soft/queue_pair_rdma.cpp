@@ -189,12 +189,16 @@ HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
     if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
     State s = state();
     if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
+    // The window's region, if this was its last reference, goes after the
+    // lock (declared first): releasing a region runs the Deregister
+    // barrier, which takes every queue pair's locks.
+    opennd::kit::ComPtr<MemoryRegion> unbound;
     std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     HRESULT status = ND_CANCELED;
     bool was_connected = state() == State::Connected;
-    if (was_connected) status = mw->Invalidate() ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
+    if (was_connected) status = mw->Invalidate(&unbound) ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
     return FinishOneSided(lock, Nd2RequestTypeInvalidate, ctx, flags, status, was_connected);
 }
 

@@ -178,7 +178,6 @@ void TcpPath::Local(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT statu
 }
 
 void TcpPath::Quiesce() {
-    if (mu_.held_by_me()) return OwnPendingLocked();  // (a region released inside a placement)
     Hold hold(*this);   // every placement runs under mu_
     OwnPendingLocked(); // and no unsent Read Response still names memory that may go
 }
@@ -293,6 +292,7 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
         iwarp::MutableBuffer to_fill[16];
         while (len > 0) {
             size_t n = TaggedDestination(stag, to, len, access, to_fill, std::size(to_fill));
+            if (n == 0) return;  // (cannot happen: CheckTagged found the room)
             for (size_t i = 0; i < n; ++i) {
                 std::memcpy(to_fill[i].data, data, to_fill[i].length);
                 data += to_fill[i].length;

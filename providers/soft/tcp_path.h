@@ -32,7 +32,6 @@
 
 #include "iwarp/engine.h"
 #include "ndspi.h"
-#include "owned_lock.h"
 #include "posted_receive.h"
 #include "ring_queue.h"
 #include "opennd/kit/completion_queue.h"
@@ -164,7 +163,7 @@ private:
 
     const Env env_;
     const int fd_;
-    OwnedLock<std::mutex> mu_;
+    std::mutex mu_;
     std::atomic<uint32_t> pass_wanted_{0};  // non-zero: a pass was asked for
     std::atomic<uint64_t> app_poll_ns_{0};  // when the application last polled
     std::atomic<bool> closed_flag_{false};  // closed_, readable without mu_

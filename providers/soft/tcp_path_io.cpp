@@ -64,7 +64,10 @@ void TcpPath::Unlock() {
         mu_.unlock();
         if (pass_wanted_.fetch_add(0, std::memory_order_seq_cst) == 0) return;
         if (!mu_.try_lock()) return;  // its holder will look
-        if (pass_wanted_.exchange(0, std::memory_order_acq_rel) != 0) PumpLocked();
+        if (pass_wanted_.exchange(0, std::memory_order_acq_rel) != 0) {
+            tx_retry_ns_ = 0;  // passes are asked for by the progress thread: the socket may have drained
+            PumpLocked();
+        }
     }
 }
 

@@ -232,6 +232,27 @@ struct WindowPair {
     uint64_t At(size_t off) const { return reinterpret_cast<uint64_t>(m.data() + off); }
 };
 
+// A region released (R076) while a window is bound stays registered through
+// the window; the Invalidate that unbinds the window drops the region's last
+// reference, which deregisters it (a provider that ran its deregistration
+// barrier under the queue pair's lock would hang here). The window's token
+// then grants nothing.
+TEST_F(MemoryWindow, InvalidateLetsGoOfARegionReleasedWhileBoundR076) {
+    WindowPair w;
+    std::string err = w.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 8192, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    const UINT32 token = mw->GetRemoteToken();
+    w.m.ReleaseMr();  // the window keeps the registration
+    EXPECT_ND(ND_SUCCESS, PeerRdma(w.p.peer, false, w.At(0), token, 4096)) << "the bound window still grants access";
+    ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Invalidate(nullptr, mw.get(), 0));
+    ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate)) << "Invalidate did not complete";
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, false, w.At(0), token, 64)) << "the token outlived the window";
+}
+
 TEST_F(MemoryWindow, NewWindowIsInvalidatedR050) {
     WindowPair w;
     std::string err = w.Setup(node, addr);

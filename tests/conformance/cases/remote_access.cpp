@@ -300,5 +300,36 @@ TEST_P(RemoteAccess, ReadSourceReleasedInFlightIsNeverReadAfterR076) {
     ReadSourceWithdrawnInFlight(node, addr, LetGo::Release);
 }
 
+// The peer writes our region while we let it go (and withdraw the memory):
+// nothing lands once Deregister or Release has returned (over TCP the bytes
+// are read from the socket straight into the region, each read checked
+// first); the peer's Write completes exactly once; both processes live on.
+void WriteTargetWithdrawnInFlight(Node &node, const IpAddress &addr, LetGo how) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    constexpr size_t kLen = 4 << 20;
+    Mem dst(kLen);
+    ASSERT_ND(ND_SUCCESS, dst.Register(node.adapter.get(), node.file, kAllRights));
+    PeerRegister(p.peer, "src", kLen, kAllRights, 13);
+    PEER_OK(wr, p.peer.Call(Msg("write").Set("c", 0).Set("mem", "src").Set("len", kLen).Set("raddr", dst.addr())
+                                .Set("rtoken", dst.remote_token()).Set("ctx", 7)));
+    ASSERT_ND(ND_SUCCESS, ST(wr, "hr"));
+    Withdraw(dst, how);
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("extra", 1)));
+    ASSERT_EQ(pr.U64("count"), 1u) << "the peer's Write never completed";
+    EXPECT_EQ(pr.U64("x0"), 7u);
+    EXPECT_FALSE(pr.Has("extra")) << "a second completion: " << pr.Str("extra");
+    EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), ST(pr, "s0")) << "done before the region went, or refused";
+}
+
+TEST_P(RemoteAccess, WriteTargetDeregisteredInFlightIsNeverWrittenAfter) {
+    WriteTargetWithdrawnInFlight(node, addr, LetGo::Deregister);
+}
+
+TEST_P(RemoteAccess, WriteTargetReleasedInFlightIsNeverWrittenAfterR076) {
+    WriteTargetWithdrawnInFlight(node, addr, LetGo::Release);
+}
+
 }  // namespace
 }  // namespace ndc

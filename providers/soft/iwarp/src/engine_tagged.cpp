@@ -2,6 +2,7 @@
 // Read Responses to our own Reads. Every range is checked (TO wrap first,
 // then Placement::CheckTagged) before any byte moves.
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 #include "iwarp/engine.h"
@@ -126,13 +127,14 @@ size_t Engine::DirectBuffers(MutableBuffer *out, size_t max) {
 }
 
 void Engine::DirectPlaced(size_t n) {
+    assert(n <= decoder_.piece_left());
     const Segment s = decoder_.PeekPiece(n);
     decoder_.Skip(n);
     if (s.opcode == Opcode::ReadResponse) orq_.front().received += static_cast<uint32_t>(n);
 }
 
 size_t Engine::ReadHint(size_t room) const {
-    if (!decoder_.open()) return room;
+    if (failed_ || !decoder_.open()) return room;  // (after a failure the bytes are only discarded)
     return std::min(room, decoder_.open_left() + kMpaLengthSize + sizeof(TaggedHeader));
 }
 
