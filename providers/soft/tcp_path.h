@@ -88,7 +88,8 @@ public:
     bool established();
     bool closed();
     // Ends the stream from this side: everything completes ND_CANCELED;
-    // `terminate` tells the peer with a Terminate.
+    // `terminate` tells the peer with a Terminate; without, the stream is
+    // closing and what was not sent yet is dropped.
     void Abort(bool terminate);
     // Disconnect: writes what is already framed (bounded wait), then FIN.
     void Shutdown(int timeout_ms);

@@ -310,6 +310,14 @@ bool TcpPath::closed() {
 
 void TcpPath::Abort(bool terminate) {
     Hold hold(*this);
+    if (!terminate) {
+        // The queue pair is closing: nothing more goes out, so what is
+        // unsent is dropped, not copied. (A Read source it names may be gone
+        // already: a closing queue pair has left the Deregister barrier's list.)
+        own_.clear();
+        tx_.clear();
+        tx_at_ = tx_off_ = 0;
+    }
     FailLocked(terminate && !closed_);
 }
 
