@@ -263,72 +263,51 @@ TEST_P(RemoteAccess, ReadSinkReleasedInFlightIsNeverWrittenAfterR076) {
     ReadSinkWithdrawnInFlight(node, addr, LetGo::Release);
 }
 
-// The other way round: the peer reads our region while we let it go (and
-// withdraw the memory). Nothing is read from it once Deregister or Release
-// has returned; the peer's Read completes exactly once, with the data if it
-// finished first, else with an error; both processes live on.
-void ReadSourceWithdrawnInFlight(Node &node, const IpAddress &addr, LetGo how) {
+// The other way round: the peer reads (or writes) our region while we let
+// it go (and withdraw the memory). Nothing is read from it or lands in it
+// once Deregister or Release has returned (over TCP a Write's bytes are read
+// from the socket straight into the region, each read checked first); the
+// peer's request completes exactly once, with the data if it finished
+// first, else with an error; both processes live on.
+void PeerAccessWhileWithdrawn(Node &node, const IpAddress &addr, bool peer_writes, LetGo how) {
     Pair p;
     std::string err = p.Connect(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     constexpr size_t kLen = 4 << 20;
-    Mem src(kLen);
-    ASSERT_ND(ND_SUCCESS, src.Register(node.adapter.get(), node.file, kAllRights));
-    FillPattern(src.data(), kLen, 11);
-    PeerRegister(p.peer, "sink", kLen);
-    PEER_OK(rd, p.peer.Call(Msg("read").Set("c", 0).Set("mem", "sink").Set("len", kLen).Set("raddr", src.addr())
-                                .Set("rtoken", src.remote_token()).Set("ctx", 7)));
-    ASSERT_ND(ND_SUCCESS, ST(rd, "hr"));
-    Withdraw(src, how);
+    Mem ours(kLen);
+    ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
+    FillPattern(ours.data(), kLen, 11);
+    PeerRegister(p.peer, "theirs", kLen, kAllRights, 13);
+    PEER_OK(op, p.peer.Call(Msg(peer_writes ? "write" : "read").Set("c", 0).Set("mem", "theirs").Set("len", kLen)
+                                .Set("raddr", ours.addr()).Set("rtoken", ours.remote_token()).Set("ctx", 7)));
+    ASSERT_ND(ND_SUCCESS, ST(op, "hr"));
+    Withdraw(ours, how);
     PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("extra", 1)));
-    ASSERT_EQ(pr.U64("count"), 1u) << "the peer's Read never completed";
+    ASSERT_EQ(pr.U64("count"), 1u) << "the peer's request never completed";
     EXPECT_EQ(pr.U64("x0"), 7u);
     EXPECT_FALSE(pr.Has("extra")) << "a second completion: " << pr.Str("extra");
     HRESULT status = ST(pr, "s0");
     EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), status) << "done before the region went, or refused";
-    if (status == ND_SUCCESS) {
-        Msg k = p.peer.Call(Msg("check").Set("name", "sink").Set("seed", 11));
+    if (!peer_writes && status == ND_SUCCESS) {
+        Msg k = p.peer.Call(Msg("check").Set("name", "theirs").Set("seed", 11));
         EXPECT_TRUE(k.ok()) << "a Read that succeeded brought other bytes: " << k.error();
     }
 }
 
 TEST_P(RemoteAccess, ReadSourceDeregisteredInFlightIsNeverReadAfter) {
-    ReadSourceWithdrawnInFlight(node, addr, LetGo::Deregister);
+    PeerAccessWhileWithdrawn(node, addr, false, LetGo::Deregister);
 }
 
 TEST_P(RemoteAccess, ReadSourceReleasedInFlightIsNeverReadAfterR076) {
-    ReadSourceWithdrawnInFlight(node, addr, LetGo::Release);
-}
-
-// The peer writes our region while we let it go (and withdraw the memory):
-// nothing lands once Deregister or Release has returned (over TCP the bytes
-// are read from the socket straight into the region, each read checked
-// first); the peer's Write completes exactly once; both processes live on.
-void WriteTargetWithdrawnInFlight(Node &node, const IpAddress &addr, LetGo how) {
-    Pair p;
-    std::string err = p.Connect(node, addr);
-    ASSERT_TRUE(err.empty()) << err;
-    constexpr size_t kLen = 4 << 20;
-    Mem dst(kLen);
-    ASSERT_ND(ND_SUCCESS, dst.Register(node.adapter.get(), node.file, kAllRights));
-    PeerRegister(p.peer, "src", kLen, kAllRights, 13);
-    PEER_OK(wr, p.peer.Call(Msg("write").Set("c", 0).Set("mem", "src").Set("len", kLen).Set("raddr", dst.addr())
-                                .Set("rtoken", dst.remote_token()).Set("ctx", 7)));
-    ASSERT_ND(ND_SUCCESS, ST(wr, "hr"));
-    Withdraw(dst, how);
-    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("extra", 1)));
-    ASSERT_EQ(pr.U64("count"), 1u) << "the peer's Write never completed";
-    EXPECT_EQ(pr.U64("x0"), 7u);
-    EXPECT_FALSE(pr.Has("extra")) << "a second completion: " << pr.Str("extra");
-    EXPECT_ND_IN(Any(ND_SUCCESS, ND_ACCESS_VIOLATION), ST(pr, "s0")) << "done before the region went, or refused";
+    PeerAccessWhileWithdrawn(node, addr, false, LetGo::Release);
 }
 
 TEST_P(RemoteAccess, WriteTargetDeregisteredInFlightIsNeverWrittenAfter) {
-    WriteTargetWithdrawnInFlight(node, addr, LetGo::Deregister);
+    PeerAccessWhileWithdrawn(node, addr, true, LetGo::Deregister);
 }
 
 TEST_P(RemoteAccess, WriteTargetReleasedInFlightIsNeverWrittenAfterR076) {
-    WriteTargetWithdrawnInFlight(node, addr, LetGo::Release);
+    PeerAccessWhileWithdrawn(node, addr, true, LetGo::Release);
 }
 
 }  // namespace
