@@ -12,13 +12,12 @@ void QueuePair::AttachTcp(std::shared_ptr<Connection> conn, const iwarp::Negotia
     TcpPath::Env env{engine_.get(), id_, context_, rcq_.get(), icq_.get(), srq_, idepth_};
     int fd = conn->tcp->fd;
     conn->tcp->abortive_close = true;
-    uint32_t mss = conn->tcp->Mss();
     RingQueue<PostedReceive> early;
     {
         std::lock_guard<QpLock> rx(rx_mu_);  // lock order: rx, then tx
         std::lock_guard<QpLock> tx(tx_mu_);
         conn_ = std::move(conn);
-        tcp_ = std::make_unique<TcpPath>(env, fd, negotiated, mss, std::move(after), hold, conn_->tcp->hold_ms);
+        tcp_ = std::make_unique<TcpPath>(env, fd, negotiated, std::move(after), hold, conn_->tcp->hold_ms);
         std::swap(early, receives_);  // posted before the connection: they go to the stream, in order
         early.ForEach([&](const PostedReceive &r) {
             tcp_->Receive(r, LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, nullptr));

@@ -44,13 +44,6 @@ bool TcpLink::ReadSome(std::vector<uint8_t> *in) {
     }
 }
 
-uint32_t TcpLink::Mss() const {
-    int mss = 0;
-    socklen_t len = sizeof mss;
-    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) != 0 || mss <= 0) return 1460;
-    return static_cast<uint32_t>(mss);
-}
-
 bool UseTcp(bool dest_is_local) {
     const char *t = getenv("OPENND_SOFT_TRANSPORT");  // read per connection: tests switch it
     if (t && std::strcmp(t, "tcp") == 0) return true;

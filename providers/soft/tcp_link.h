@@ -40,7 +40,6 @@ struct TcpLink {
     bool Flush();
     // Reads what is there into *in; false on EOF or error.
     bool ReadSome(std::vector<uint8_t> *in);
-    uint32_t Mss() const;
 };
 
 // True if connections to `dest` must go over TCP: OPENND_SOFT_TRANSPORT=tcp,

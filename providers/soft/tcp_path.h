@@ -56,8 +56,8 @@ public:
     // Takes no ownership of fd (the connection's TcpLink owns it). `held`:
     // bytes already read past the MPA handshake. `hold`: transmit nothing
     // until Release (the initiator, until CompleteConnect).
-    TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, uint32_t mss, std::vector<uint8_t> held,
-            bool hold, uint32_t hold_ms = 0);
+    TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, std::vector<uint8_t> held, bool hold,
+            uint32_t hold_ms = 0);
     ~TcpPath() override;
 
     // Posting. Arguments and local SGEs are checked by the caller.
@@ -187,6 +187,7 @@ private:
     // The socket refused more (EAGAIN): polls before this time do not try
     // again (the progress thread's writability event does, at once).
     uint64_t tx_retry_ns_ = 0;
+    bool rx_empty_ = false;  // the last read found nothing (see ReadSocketLocked)
     const uint32_t silence_limit_ms_;  // TcpTimeoutMs() when the stream began
     uint64_t hold_until_ms_ = 0;  // transmit nothing before this (the siw 6.1 window); 0: no timer
     void ReleaseHoldLocked();  // waiting for the peer, and not a byte from it since

@@ -45,7 +45,10 @@ TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
         if (!mu_.try_lock()) return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;
         pass_wanted_.store(0, std::memory_order_relaxed);  // it let go meanwhile: ours to make
     }
-    if (from_engine) tx_retry_ns_ = 0;  // it may say the socket drained
+    if (from_engine) {
+        tx_retry_ns_ = 0;  // it may say the socket drained
+        rx_empty_ = false;  // or that bytes came
+    }
     bool was_established = engine_.established();
     PumpLocked();
     Event e = closed_ ? Event::Closed
@@ -66,6 +69,7 @@ void TcpPath::Unlock() {
         if (!mu_.try_lock()) return;  // its holder will look
         if (pass_wanted_.exchange(0, std::memory_order_acq_rel) != 0) {
             tx_retry_ns_ = 0;  // passes are asked for by the progress thread: the socket may have drained
+            rx_empty_ = false;
             PumpLocked();
         }
     }
@@ -146,24 +150,28 @@ void TcpPath::FeedHeldLocked() {
 }
 
 // With CRC off the engine may name where the next bytes go (the payload of
-// a long Write or Read Response): the socket copies them straight there.
+// a long Write or Read Response): the socket copies them straight there, and
+// in the same call the segment's last byte, its trailer and the next header
+// into rx_buf_ (on this kind of VM a system call costs ~1 us: one per FPDU,
+// not two).
 void TcpPath::ReadSocketLocked() {
     constexpr size_t kMaxIov = 16;
+    // Found empty, and our own sending is held up too (a stream of Writes
+    // or Sends going out): polls look again when they retry the send. The
+    // progress thread's readable event still reads at once.
+    if (rx_empty_ && tx_retry_ns_ != 0 && TxPendingLocked() && NowNs() < tx_retry_ns_) return;
     for (;;) {
         iwarp::MutableBuffer direct[kMaxIov];
-        iovec iov[kMaxIov];
+        iovec iov[kMaxIov + 1];
         const size_t n_direct = engine_.DirectBuffers(direct, kMaxIov);
-        size_t want = 0, n_iov = 1;
-        if (n_direct > 0) {
-            for (size_t i = 0; i < n_direct; ++i) {
-                iov[i] = iovec{direct[i].data, direct[i].length};
-                want += direct[i].length;
-            }
-            n_iov = n_direct;
-        } else {
-            want = engine_.ReadHint(rx_buf_.size());
-            iov[0] = iovec{rx_buf_.data(), want};
+        size_t in_place = 0, n_iov = 0;
+        for (; n_iov < n_direct; ++n_iov) {
+            iov[n_iov] = iovec{direct[n_iov].data, direct[n_iov].length};
+            in_place += direct[n_iov].length;
         }
+        const size_t tail = n_direct > 0 ? engine_.ReadHintAfter(in_place, rx_buf_.size())
+                                         : engine_.ReadHint(rx_buf_.size());
+        if (tail > 0) iov[n_iov++] = iovec{rx_buf_.data(), tail};
         msghdr m{};
         m.msg_iov = iov;
         m.msg_iovlen = n_iov;
@@ -175,21 +183,23 @@ void TcpPath::ReadSocketLocked() {
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) eof_ = true;  // reset, timed out: the same to us
+            rx_empty_ = true;
             return;
         }
+        rx_empty_ = false;
         if (silent_since_ms_ != 0) silent_since_ms_ = NowMs();  // it answers
-        if (n_direct > 0) {
-            engine_.DirectPlaced(static_cast<size_t>(n));
-        } else {
-            auto got = std::span<const uint8_t>(rx_buf_.data(), static_cast<size_t>(n));
-            auto r = engine_.Receive(got);  // after a failure it discards (we still read, to see EOF)
+        const auto got = static_cast<size_t>(n);
+        if (in_place > 0) engine_.DirectPlaced(std::min(got, in_place));
+        if (got > in_place) {
+            auto rest = std::span<const uint8_t>(rx_buf_.data(), got - in_place);
+            auto r = engine_.Receive(rest);  // after a failure it discards (we still read, to see EOF)
             if (r.status == iwarp::RxStatus::Stalled) {
-                held_.assign(got.begin() + static_cast<ptrdiff_t>(r.consumed), got.end());
+                held_.assign(rest.begin() + static_cast<ptrdiff_t>(r.consumed), rest.end());
                 held_at_ = 0;
                 return;
             }
         }
-        if (static_cast<size_t>(n) < want) return;  // drained (the next edge says when to look again)
+        if (got < in_place + tail) return;  // drained (the next edge says when to look again)
     }
 }
 
@@ -255,6 +265,11 @@ void TcpPath::WriteSocketLocked() {
             }
             return;
         }
+        size_t offered = 0;
+        for (size_t i = 0; i < n_iov; ++i) offered += iov[i].iov_len;
+        // Taken in part: the socket is full, and asking again now would only
+        // be refused.
+        if (static_cast<size_t>(n) < offered) tx_retry_ns_ = NowNs() + kTxRetryNs;
         for (auto left = static_cast<size_t>(n); left > 0;) {  // advance past n bytes
             size_t k = std::min(left, tx_[tx_at_].length - tx_off_);
             left -= k;
@@ -264,6 +279,7 @@ void TcpPath::WriteSocketLocked() {
                 tx_off_ = 0;
             }
         }
+        if (tx_retry_ns_ != 0) return;  // (a short send arms the writability edge as EAGAIN does)
     }
 }
 

@@ -156,31 +156,34 @@ TEST(Pieces, OutOfRangeWriteIsRefusedBeforeItsFirstPieceLands) {
     EXPECT_EQ(p.a.remote_terminate()->segment_length, sizeof(TaggedHeader) + data.size());
 }
 
-// Feeds `wire` to `e` as a provider reading a socket would: the engine's
-// DirectBuffers first (bytes copied straight there), else Receive of at
-// most ReadHint bytes. Returns the bytes that went straight into place.
+// Feeds `wire` to `e` as TcpPath reads its socket: each read of at most
+// `max_read` bytes goes first into the buffers DirectBuffers names (copied
+// straight there), then into our own buffer of ReadHintAfter bytes for
+// Receive; with nothing named, ReadHint bytes for Receive. Returns the
+// bytes that went straight into place.
 size_t FeedLikeASocket(Engine &e, const Bytes &wire, size_t max_read, size_t *reads = nullptr) {
     size_t pos = 0, direct = 0;
     while (pos < wire.size()) {
         if (reads) ++*reads;
         MutableBuffer to[4];
-        if (const size_t n = e.DirectBuffers(to, 4); n > 0) {
-            size_t k = 0;
-            for (size_t i = 0; i < n && pos + k < wire.size(); ++i) {
-                const size_t m = std::min({to[i].length, wire.size() - pos - k, max_read - k});
-                std::memcpy(to[i].data, wire.data() + pos + k, m);
-                k += m;
-                if (k == max_read) break;
-            }
-            e.DirectPlaced(k);
-            pos += k;
-            direct += k;
-            continue;
+        const size_t n = e.DirectBuffers(to, 4);
+        size_t in_place = 0;
+        for (size_t i = 0; i < n; ++i) in_place += to[i].length;
+        const size_t tail = n > 0 ? e.ReadHintAfter(in_place, max_read) : e.ReadHint(max_read);
+        const size_t k = std::min({in_place + tail, max_read, wire.size() - pos});
+        const size_t placed = std::min(k, in_place);
+        for (size_t i = 0, at = 0; i < n && at < placed; ++i) {
+            const size_t m = std::min(to[i].length, placed - at);
+            std::memcpy(to[i].data, wire.data() + pos + at, m);
+            at += m;
         }
-        const size_t k = std::min({e.ReadHint(max_read), wire.size() - pos});
-        const RxResult r = e.Receive(std::span<const uint8_t>(wire).subspan(pos, k));
-        EXPECT_EQ(r.consumed, k);
-        if (r.status != RxStatus::Ok) break;
+        if (placed > 0) e.DirectPlaced(placed);
+        direct += placed;
+        if (k > placed) {
+            const RxResult r = e.Receive(std::span<const uint8_t>(wire).subspan(pos + placed, k - placed));
+            EXPECT_EQ(r.consumed, k - placed);
+            if (r.status != RxStatus::Ok) break;
+        }
         pos += k;
     }
     return direct;
@@ -212,6 +215,54 @@ TEST(Pieces, WritePayloadGoesStraightIntoPlaceAndItsLastByteLast) {
     Completion c;
     ASSERT_TRUE(p.b.PollCompletion(&c));
     EXPECT_EQ(c.kind, CompletionKind::Receive);  // the Send behind the Write was decoded in order
+}
+
+// With room enough, one read per FPDU: the rest of a payload straight into
+// place, and its last byte, trailer and the next header for Receive.
+TEST(Pieces, OneReadPerFpduWhenTheBytesAreThere) {
+    BigPair p;
+    const size_t size = 1 << 20;
+    p.pb.Add(kStag, kBase, size, true, false);
+    const Bytes data = Pattern(size, 5);
+    const ConstBuffer b{data.data(), data.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, {&b, 1}, kStag, kBase));
+    Bytes wire;
+    p.a.Pull(&wire, 2 << 20);
+    size_t reads = 0;
+    // As TcpPath's buffer, not a multiple of the FPDU size: the first read
+    // ends inside an FPDU, and from there on each read ends after a header.
+    const size_t buffer = 252 * 1024;
+    const size_t direct = FeedLikeASocket(p.b, wire, buffer, &reads);
+    EXPECT_FALSE(p.b.failed());
+    EXPECT_EQ(p.pb.regions[kStag].memory, data);
+    const size_t fpdus = (size + p.a.max_payload(true) - 1) / p.a.max_payload(true);
+    EXPECT_EQ(fpdus, 17u);  // 64 KiB FPDUs
+    EXPECT_LE(reads, fpdus - buffer / 65536 + 1);
+    // All but the first read, each FPDU's last byte and the short last FPDU
+    // (under piece_min) went straight into place.
+    EXPECT_GE(direct, size - buffer - fpdus - 4096);
+}
+
+TEST(Pieces, NoReadPastDirectBuffersThatStopShort) {
+    BigPair p;
+    p.pb.Add(kStag, kBase, 100000, true, false);
+    const Bytes data = Pattern(100000, 6);
+    const ConstBuffer b{data.data(), data.size()};
+    ASSERT_TRUE(p.a.PostWrite(1, {&b, 1}, kStag, kBase));
+    Bytes wire;
+    p.a.Pull(&wire, 1 << 20);
+    const size_t first = std::min(wire.size(), p.b.ReadHint(1000));
+    ASSERT_EQ(p.b.Receive(std::span<const uint8_t>(wire).first(first)).status, RxStatus::Ok);
+    MutableBuffer to[4];
+    ASSERT_EQ(p.b.DirectBuffers(to, 4), 1u);
+    const size_t in_place = to[0].length;
+    EXPECT_EQ(p.b.ReadHintAfter(in_place - 1, 1 << 20), 0u) << "the named bytes must come first";
+    EXPECT_EQ(p.b.ReadHintAfter(0, 1 << 20), 0u);
+    // The last byte, pad and CRC, and the next header (MPA length and tagged header).
+    const size_t after = p.b.ReadHintAfter(in_place, 1 << 20);
+    EXPECT_GE(after, 1u + kMpaCrcSize + kMpaLengthSize + sizeof(TaggedHeader));
+    EXPECT_LE(after, 1u + 3 + kMpaCrcSize + kMpaLengthSize + sizeof(TaggedHeader));
+    EXPECT_EQ(p.b.ReadHintAfter(in_place, 3), 3u) << "never more than the room";
 }
 
 TEST(Pieces, ReadResponseGoesStraightIntoTheSink) {

@@ -138,4 +138,9 @@ size_t Engine::ReadHint(size_t room) const {
     return std::min(room, decoder_.open_left() + kMpaLengthSize + sizeof(TaggedHeader));
 }
 
+size_t Engine::ReadHintAfter(size_t direct, size_t room) const {
+    if (failed_ || direct == 0 || direct + 1 != decoder_.piece_left()) return 0;
+    return std::min(room, decoder_.open_left() - direct + kMpaLengthSize + sizeof(TaggedHeader));
+}
+
 }  // namespace iwarp

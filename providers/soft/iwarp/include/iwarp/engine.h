@@ -136,6 +136,11 @@ public:
     // segment open, the rest of its FPDU and the next FPDU's header only,
     // so a long tagged payload that follows can go straight into place too.
     size_t ReadHint(size_t room) const;
+    // The same read may go on past `direct` bytes named by DirectBuffers:
+    // how many more bytes it may take into a buffer of `room` for Receive
+    // (the segment's last byte, its pad and CRC, the next header). 0 when
+    // the direct buffers stop short of that last byte.
+    size_t ReadHintAfter(size_t direct, size_t room) const;
     // Appends whole FPDUs while they fit in `budget` (at least one if any is
     // ready); returns the bytes appended.
     size_t Pull(std::vector<uint8_t> *out, size_t budget);
