@@ -5,6 +5,7 @@
 // (DirectBuffers / DirectPlaced), every piece checked again first.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "iwarp/engine.h"
@@ -258,10 +259,11 @@ TEST(Pieces, NoReadPastDirectBuffersThatStopShort) {
     const size_t in_place = to[0].length;
     EXPECT_EQ(p.b.ReadHintAfter(in_place - 1, 1 << 20), 0u) << "the named bytes must come first";
     EXPECT_EQ(p.b.ReadHintAfter(0, 1 << 20), 0u);
-    // The last byte, pad and CRC, and the next header (MPA length and tagged header).
+    // The last byte, pad and CRC, and the next header (MPA length and the
+    // longer, untagged, DDP header).
     const size_t after = p.b.ReadHintAfter(in_place, 1 << 20);
-    EXPECT_GE(after, 1u + kMpaCrcSize + kMpaLengthSize + sizeof(TaggedHeader));
-    EXPECT_LE(after, 1u + 3 + kMpaCrcSize + kMpaLengthSize + sizeof(TaggedHeader));
+    EXPECT_GE(after, 1u + kMpaCrcSize + kMpaLengthSize + sizeof(UntaggedHeader));
+    EXPECT_LE(after, 1u + 3 + kMpaCrcSize + kMpaLengthSize + sizeof(UntaggedHeader));
     EXPECT_EQ(p.b.ReadHintAfter(in_place, 3), 3u) << "never more than the room";
 }
 
@@ -321,6 +323,132 @@ TEST(Pieces, ALongWriteCannotStandInForTheRtr) {
     ASSERT_EQ(p.b.Receive(std::span<const uint8_t>(wire).first(3000)).status, RxStatus::Failed);
     EXPECT_EQ(p.b.local_fault().errc, Errc::MpaNoMatchingRtr);
     EXPECT_EQ(p.pb.Count('P'), 0u);
+}
+
+
+// ---- Sends in pieces: straight into the posted receive ---------------------
+
+TEST(Pieces, SendLandsIntactInItsReceiveUnderEveryChunking) {
+    for (const auto &[name, chunk] : Chunkings()) {
+        if (chunk > 1 && chunk < 7) continue;
+        BigPair p;
+        const size_t n = chunk == 1 ? 6000 : 150000;
+        Bytes first(n / 3), second(n - n / 3 + 10);  // two SGEs, room to spare
+        const MutableBuffer rb[2] = {{first.data(), first.size()}, {second.data(), second.size()}};
+        ASSERT_TRUE(p.b.PostReceive(7, rb));
+        const Bytes data = Pattern(n, 11);
+        const ConstBuffer b{data.data(), data.size()};
+        ASSERT_TRUE(p.a.PostSend(1, {&b, 1}));
+        p.Pump(chunk);
+        EXPECT_FALSE(p.b.failed()) << name;
+        Bytes got(first);
+        got.insert(got.end(), second.begin(), second.begin() + static_cast<ptrdiff_t>(n - first.size()));
+        EXPECT_EQ(got, data) << name;
+        const auto c = p.Drain(p.b);
+        ASSERT_EQ(c.size(), 1u) << name;
+        EXPECT_EQ(c[0].status, OpStatus::Success);
+        EXPECT_EQ(c[0].length, n);
+    }
+}
+
+TEST(Pieces, SendPayloadGoesStraightIntoTheReceive) {
+    BigPair p;
+    const size_t size = 1 << 20;
+    Bytes a(100000), b(size);  // the payload crosses from one SGE to the next
+    const MutableBuffer rb[2] = {{a.data(), a.size()}, {b.data(), b.size()}};
+    ASSERT_TRUE(p.b.PostReceive(7, rb));
+    const Bytes data = Pattern(size, 12);
+    const ConstBuffer sb{data.data(), data.size()};
+    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
+    Bytes wire;
+    p.a.Pull(&wire, 2 << 20);
+    size_t reads = 0;
+    const size_t buffer = 252 * 1024;
+    const size_t direct = FeedLikeASocket(p.b, wire, buffer, &reads);
+    EXPECT_FALSE(p.b.failed());
+    Bytes got(a);
+    got.insert(got.end(), b.begin(), b.begin() + static_cast<ptrdiff_t>(size - a.size()));
+    EXPECT_EQ(got, data);
+    const size_t fpdus = (size + p.a.max_payload(false) - 1) / p.a.max_payload(false);
+    EXPECT_LE(reads, fpdus - buffer / 65536 + 1);
+    EXPECT_GE(direct, size - buffer - fpdus - 4096);
+    Completion c;
+    ASSERT_TRUE(p.b.PollCompletion(&c));
+    EXPECT_EQ(c.kind, CompletionKind::Receive);
+    EXPECT_EQ(c.length, size);
+}
+
+// With no receive posted, a long Send waits whole (the stream stalls), as
+// it does without pieces; once a receive comes it lands and the rest flows.
+TEST(Pieces, SendWithNoReceiveYetWaitsWholeThenLands) {
+    BigPair p;
+    const Bytes data = Pattern(100000, 13);
+    const ConstBuffer sb{data.data(), data.size()};
+    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
+    Bytes wire;
+    p.a.Pull(&wire, 1 << 20);
+    size_t pos = 0;
+    RxResult r{};
+    while (pos < wire.size()) {
+        r = p.b.Receive(std::span<const uint8_t>(wire).subspan(pos, std::min<size_t>(9000, wire.size() - pos)));
+        pos += r.consumed;
+        if (r.status != RxStatus::Ok) break;
+    }
+    ASSERT_EQ(r.status, RxStatus::Stalled) << static_cast<int>(p.b.local_fault().errc) << " at " << pos;
+    EXPECT_GT(pos, 65000u) << "the first FPDU was gathered whole before stalling";
+    Bytes buf(100000);
+    const MutableBuffer rb{buf.data(), buf.size()};
+    ASSERT_TRUE(p.b.PostReceive(7, {&rb, 1}));
+    ASSERT_EQ(p.b.Resume(), RxStatus::Ok);
+    FeedLikeASocket(p.b, Bytes(wire.begin() + static_cast<ptrdiff_t>(pos), wire.end()), 5000);
+    EXPECT_FALSE(p.b.failed());
+    EXPECT_EQ(buf, data);
+    Completion c;
+    ASSERT_TRUE(p.b.PollCompletion(&c));
+    EXPECT_EQ(c.length, data.size());
+}
+
+TEST(Pieces, SendTooLongForItsReceiveFailsBeforeAByteLands) {
+    BigPair p;
+    Bytes buf(50000);
+    const MutableBuffer rb{buf.data(), buf.size()};
+    ASSERT_TRUE(p.b.PostReceive(7, {&rb, 1}));
+    const Bytes data = Pattern(100000, 14);
+    const ConstBuffer sb{data.data(), data.size()};
+    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
+    Bytes wire;
+    p.a.Pull(&wire, 1 << 20);
+    FeedLikeASocket(p.b, wire, 1000);
+    ASSERT_TRUE(p.b.failed());
+    EXPECT_EQ(p.b.local_fault().errc, Errc::DdpMessageTooLong);
+    EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](uint8_t x) { return x == 0; }));
+    Completion c;
+    ASSERT_TRUE(p.b.PollCompletion(&c));
+    EXPECT_NE(c.status, OpStatus::Success);
+}
+
+TEST(Pieces, ReceiveWithdrawnBetweenPiecesIsNeverWrittenAgain) {
+    BigPair p;
+    Bytes buf(100000);
+    const MutableBuffer rb{buf.data(), buf.size()};
+    ASSERT_TRUE(p.b.PostReceive(7, {&rb, 1}));
+    const Bytes data = Pattern(60000, 15);
+    const ConstBuffer sb{data.data(), data.size()};
+    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
+    Bytes wire;
+    p.a.Pull(&wire, 1 << 20);
+    const size_t first = p.b.ReadHint(8000);  // the header and the first 8000 - 20 bytes
+    ASSERT_EQ(p.b.Receive(std::span<const uint8_t>(wire).first(first)).status, RxStatus::Ok);
+    p.pb.receive_checks_left = 0;  // the receive's memory is gone from here on
+    MutableBuffer to[4];
+    EXPECT_EQ(p.b.DirectBuffers(to, 4), 0u) << "nothing named in withdrawn memory";
+    const RxResult r = p.b.Receive(std::span<const uint8_t>(wire).subspan(first));
+    EXPECT_EQ(r.status, RxStatus::Failed);
+    EXPECT_EQ(p.b.local_fault().errc, Errc::ReceiveBufferGone);
+    EXPECT_TRUE(std::all_of(buf.begin() + 8000, buf.end(), [](uint8_t x) { return x == 0; }));
+    Completion c;
+    ASSERT_TRUE(p.b.PollCompletion(&c));
+    EXPECT_EQ(c.status, OpStatus::LocalAccessError);
 }
 
 }  // namespace

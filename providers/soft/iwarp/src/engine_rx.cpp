@@ -23,10 +23,13 @@ RxResult Engine::Receive(std::span<const uint8_t> bytes) {
         if (st == FpduDecoder::Status::Opened) {
             OnOpened(decoder_.segment());
         } else if (st == FpduDecoder::Status::Piece) {
-            if (decoder_.segment().opcode == Opcode::RdmaWrite)
-                OnWrite(decoder_.segment());
-            else
-                OnReadResponse(decoder_.segment());
+            const Segment &s = decoder_.segment();
+            if (s.opcode == Opcode::RdmaWrite)
+                OnWrite(s);
+            else if (s.opcode == Opcode::ReadResponse)
+                OnReadResponse(s);
+            else if (OnSend(s) == Step::Stall)  // (Opened found its receive; receives stay until done)
+                FaultOn(Errc::DdpNoBuffer, s);
         } else if (Dispatch(decoder_.segment()) == Step::Stall) {
             decoder_.Keep();  // the caller's buffer may go; the segment waits here
             stalled_ = true;
@@ -94,40 +97,37 @@ Engine::Step Engine::Dispatch(const Segment &s) {
     return Step::Done;
 }
 
-Engine::Step Engine::OnSend(const Segment &s) {
+// The receive a Send segment (or piece) fills, checked for `len` bytes of
+// it before a byte is placed: its index in rq_, kNoReceive if none is
+// posted yet (the segment waits), or -1 (faulted).
+int64_t Engine::SendReceive(const Segment &s, size_t len) {
     const uint32_t d = s.msn - rx_msn_[kQueueSend];  // window position, modulo 2^32
     if (d >= rq_.size()) {
         if (d - rq_.size() >= options_.max_receive_queue) {  // behind the window, or absurdly ahead
             FaultOn(Errc::DdpMsnRange, s);
-            return Step::Done;
+            return -1;
         }
-        if (options_.stall_on_missing_receive) return Step::Stall;
+        if (options_.stall_on_missing_receive) return kNoReceive;
         FaultOn(Errc::DdpNoBuffer, s);
-        return Step::Done;
+        return -1;
     }
-    RqEntry &e = rq_[d];
-    if (e.done) {
-        FaultOn(Errc::DdpMsnRange, s);
-        return Step::Done;
-    }
-    if (s.mo != e.received) {  // segments of a message arrive in order over TCP
-        FaultOn(Errc::DdpMessageOffset, s);
-        return Step::Done;
-    }
-    if (s.payload.size() > e.capacity - e.received) {  // checked before a byte is placed
-        FaultOn(Errc::DdpMessageTooLong, s, false, static_cast<int64_t>(d));
-        return Step::Done;
-    }
-    if (!s.payload.empty() && !placement_.ReceiveUsable(e.id)) {
-        FaultOn(Errc::ReceiveBufferGone, s, false, static_cast<int64_t>(d));
-        return Step::Done;
-    }
-    const uint8_t *src = s.payload.data();
-    for (size_t left = s.payload.size(); left > 0;) {
+    const RqEntry &e = rq_[d];
+    if (e.done) return FaultOn(Errc::DdpMsnRange, s), -1;
+    if (s.mo != e.received) return FaultOn(Errc::DdpMessageOffset, s), -1;  // in order over TCP
+    if (len > e.capacity - e.received) return FaultOn(Errc::DdpMessageTooLong, s, false, static_cast<int64_t>(d)), -1;
+    if (len > 0 && !placement_.ReceiveUsable(e.id))
+        return FaultOn(Errc::ReceiveBufferGone, s, false, static_cast<int64_t>(d)), -1;
+    return d;
+}
+
+// Moves the receive's scatter cursor past n bytes, copying them from src
+// (null: they are there already, read straight into place).
+void Engine::Scatter(RqEntry &e, const uint8_t *src, size_t n) {
+    for (size_t left = n; left > 0;) {
         const MutableBuffer &b = e.sgl[e.sge];
         const size_t k = std::min(left, b.length - e.sge_offset);
-        if (k > 0) std::memcpy(b.data + e.sge_offset, src, k);
-        src += k;
+        if (k > 0 && src) std::memcpy(b.data + e.sge_offset, src, k);
+        if (src) src += k;
         left -= k;
         e.sge_offset += k;
         if (e.sge_offset == b.length) {
@@ -135,7 +135,15 @@ Engine::Step Engine::OnSend(const Segment &s) {
             e.sge_offset = 0;
         }
     }
-    e.received += static_cast<uint32_t>(s.payload.size());
+    e.received += static_cast<uint32_t>(n);
+}
+
+Engine::Step Engine::OnSend(const Segment &s) {
+    const int64_t d = SendReceive(s, s.payload.size());
+    if (d == kNoReceive) return Step::Stall;
+    if (d < 0) return Step::Done;
+    RqEntry &e = rq_[static_cast<size_t>(d)];
+    Scatter(e, s.payload.data(), s.payload.size());
     if (!s.last) return Step::Done;
     e.done = true;
     e.solicited = s.opcode == Opcode::SendSolicited || s.opcode == Opcode::SendSolicitedInvalidate;

@@ -2,7 +2,6 @@
 // Read Responses to our own Reads. Every range is checked (TO wrap first,
 // then Placement::CheckTagged) before any byte moves.
 #include <algorithm>
-#include <cassert>
 #include <limits>
 
 #include "iwarp/engine.h"
@@ -55,17 +54,6 @@ bool Engine::CheckTaggedRange(const Segment &s, uint32_t len) {
     return true;
 }
 
-// A long tagged segment whose payload follows in pieces: its whole range is
-// checked now, before the first piece lands (each piece is checked again:
-// the memory may be deregistered in between).
-void Engine::OnOpened(const Segment &s) {
-    if (awaiting_first_fpdu_) {
-        if (negotiated_.rtr != RtrType::None) return FaultOn(Errc::MpaNoMatchingRtr, s);  // an RTR has no payload
-        awaiting_first_fpdu_ = false;
-    }
-    CheckTaggedRange(s, s.ulpdu_length - static_cast<uint32_t>(sizeof(TaggedHeader)));
-}
-
 void Engine::OnWrite(const Segment &s) {
     const auto len = static_cast<uint32_t>(s.payload.size());
     if (len == 0 || !CheckTaggedRange(s, len)) return;
@@ -113,34 +101,6 @@ void Engine::OnReadResponse(const Segment &s) {
     ConfirmBelow(e.covers);  // the peer took everything posted before this Read
     if (!e.internal) CompleteSlot(e.slot, OpStatus::Success, e.read.size);
     orq_.pop_front();
-}
-
-size_t Engine::DirectBuffers(MutableBuffer *out, size_t max) {
-    if (failed_ || stalled_ || decoder_.piece_left() <= 1) return 0;
-    const size_t n = decoder_.piece_left() - 1;  // the last byte goes through Receive (stored last)
-    const Segment s = decoder_.PeekPiece(n);
-    const bool write = s.opcode == Opcode::RdmaWrite;
-    if (!write && (orq_.empty() || (orq_.front().internal && orq_.front().read.size == 0))) return 0;
-    if (!CheckTaggedRange(s, static_cast<uint32_t>(n))) return 0;
-    return placement_.TaggedDestination(s.stag, s.to, static_cast<uint32_t>(n),
-                                        write ? Access::RemoteWrite : Access::LocalWrite, out, max);
-}
-
-void Engine::DirectPlaced(size_t n) {
-    assert(n <= decoder_.piece_left());
-    const Segment s = decoder_.PeekPiece(n);
-    decoder_.Skip(n);
-    if (s.opcode == Opcode::ReadResponse) orq_.front().received += static_cast<uint32_t>(n);
-}
-
-size_t Engine::ReadHint(size_t room) const {
-    if (failed_ || !decoder_.open()) return room;  // (after a failure the bytes are only discarded)
-    return std::min(room, decoder_.open_left() + kMpaLengthSize + sizeof(TaggedHeader));
-}
-
-size_t Engine::ReadHintAfter(size_t direct, size_t room) const {
-    if (failed_ || direct == 0 || direct + 1 != decoder_.piece_left()) return 0;
-    return std::min(room, decoder_.open_left() - direct + kMpaLengthSize + sizeof(TaggedHeader));
 }
 
 }  // namespace iwarp

@@ -1,7 +1,8 @@
 // Incremental FPDU decoding: length, then the whole FPDU (bounded by
 // max_ulpdu), then CRC, pad and DDP/RDMAP validation before anything is
 // handed on. An FPDU that arrives whole is parsed where it lies; a long
-// tagged one that does not (CRC off) is handed on in pieces.
+// Write, Read Response or Send that does not (CRC off) is handed on in
+// pieces.
 #include <algorithm>
 #include <cstring>
 
@@ -59,18 +60,30 @@ FpduDecoder::Status FpduDecoder::Feed(std::span<const uint8_t> in, size_t *consu
     return next;
 }
 
-// A long tagged FPDU with CRC off, once its header is in: handed on in pieces.
+// Bytes up to the end of the DDP header of the FPDU being framed: first
+// the length and the DDP control byte, whose T bit says which header.
+size_t FpduDecoder::HeaderEnd() const {
+    if (have_ <= kMpaLengthSize && !open_) return kMpaLengthSize + 1;
+    return kMpaLengthSize + ((buf_[kMpaLengthSize] & kDdpTagged) ? sizeof(TaggedHeader) : sizeof(UntaggedHeader));
+}
+
+// A long Write, Read Response or Send with CRC off, once its header is in:
+// handed on in pieces.
 bool FpduDecoder::Pieceable() const {
-    if (opt_.piece_min == 0 || opt_.crc || have_ <= kMpaLengthSize || !(buf_[kMpaLengthSize] & kDdpTagged))
+    if (opt_.piece_min == 0 || opt_.crc || have_ <= kMpaLengthSize + 1) return false;
+    const bool tagged = buf_[kMpaLengthSize] & kDdpTagged;
+    const auto op = static_cast<Opcode>(buf_[kMpaLengthSize + 1] & kRdmapOpcodeMask);
+    if (!tagged && op != Opcode::Send && op != Opcode::SendInvalidate && op != Opcode::SendSolicited &&
+        op != Opcode::SendSolicitedInvalidate)
         return false;
     const size_t ulpdu = LoadBe16(buf_.data());
-    return ulpdu >= sizeof(TaggedHeader) + opt_.piece_min;
+    return ulpdu >= HeaderEnd() - kMpaLengthSize + opt_.piece_min;
 }
 
 FpduDecoder::Status FpduDecoder::Open() {
     const size_t ulpdu = LoadBe16(buf_.data());
-    if (!ParseSegment(std::span<const uint8_t>(buf_.data() + kMpaLengthSize, sizeof(TaggedHeader)), opt_.strict,
-                      &seg_, &fault_)) {
+    const size_t header = HeaderEnd() - kMpaLengthSize;
+    if (!ParseSegment(std::span<const uint8_t>(buf_.data() + kMpaLengthSize, header), opt_.strict, &seg_, &fault_)) {
         if (fault_.has_segment_length) fault_.segment_length = static_cast<uint16_t>(ulpdu);
         status_ = Status::Error;
         buf_.clear();
@@ -79,8 +92,8 @@ FpduDecoder::Status FpduDecoder::Open() {
     seg_.ulpdu_length = static_cast<uint16_t>(ulpdu);
     open_seg_ = seg_;
     open_ = true;
-    piece_to_ = seg_.to;
-    piece_left_ = ulpdu - sizeof(TaggedHeader);
+    piece_at_ = 0;
+    piece_left_ = ulpdu - header;
     trailer_left_ = need_ - kMpaLengthSize - ulpdu;
     have_ = 0;  // buf_ keeps the header (open_seg_.header) until the FPDU closes
     status_ = Status::Opened;
@@ -117,15 +130,25 @@ FpduDecoder::Status FpduDecoder::FeedOpen(std::span<const uint8_t> in, size_t *c
 
 Segment FpduDecoder::PeekPiece(size_t n) const {
     Segment s = open_seg_;
-    s.to = piece_to_;
+    if (s.tagged)
+        s.to += piece_at_;
+    else
+        s.mo += static_cast<uint32_t>(piece_at_);
     s.payload = {};
     s.last = open_seg_.last && n == piece_left_;
     return s;
 }
 
 void FpduDecoder::Skip(size_t n) {
-    piece_to_ += n;
+    piece_at_ += n;
     piece_left_ -= n;
+}
+
+void FpduDecoder::Gather() {
+    if (!open_ || piece_at_ != 0) return;
+    have_ = HeaderEnd();  // the header is still in buf_
+    open_ = false;
+    status_ = Status::NeedMore;
 }
 
 FpduDecoder::Status FpduDecoder::Frame(std::span<const uint8_t> in, size_t *consumed) {
@@ -169,13 +192,13 @@ FpduDecoder::Status FpduDecoder::Frame(std::span<const uint8_t> in, size_t *cons
             }
             continue;
         }
-        constexpr size_t kHeader = kMpaLengthSize + sizeof(TaggedHeader);
-        const bool header_only = have_ < kHeader && opt_.piece_min > 0 && !opt_.crc;
-        const size_t take = std::min(header_only ? kHeader - have_ : need_ - have_, in.size() - pos);
+        const bool header_only = have_ < HeaderEnd() && opt_.piece_min > 0 && !opt_.crc;
+        const size_t take =
+            std::min({header_only ? HeaderEnd() - have_ : need_ - have_, need_ - have_, in.size() - pos});
         std::memcpy(buf_.data() + have_, in.data() + pos, take);
         have_ += take;
         pos += take;
-        if (have_ == kHeader && have_ < need_ && Pieceable()) {
+        if (have_ > kMpaLengthSize + 1 && have_ == HeaderEnd() && have_ < need_ && Pieceable()) {
             *consumed = pos;
             return Open();
         }

@@ -55,9 +55,10 @@ struct EngineOptions {
     bool confirm_by_read = false;
     size_t max_send_queue = 4096;
     size_t max_receive_queue = 4096;
-    // With CRC off, a tagged FPDU with at least this much payload that has
-    // not arrived whole is placed piece by piece as it arrives, and its
-    // payload may be read straight into place (DirectBuffers). 0: never.
+    // With CRC off, a Write, Read Response or Send FPDU with at least this
+    // much payload that has not arrived whole is placed piece by piece as it
+    // arrives, and its payload may be read straight into place
+    // (DirectBuffers). 0: never.
     size_t piece_min = 4096;
 };
 
@@ -125,16 +126,17 @@ public:
     RxResult Receive(std::span<const uint8_t> bytes);
     RxStatus Resume();
     // Reading straight into registered memory (CRC off). While a long
-    // tagged segment is open, DirectBuffers names where its next payload
-    // bytes go (at most `max` buffers, checked through Placement just now;
-    // the segment's last byte is left to Receive, which stores it last);
+    // segment is open, DirectBuffers names where its next payload bytes go
+    // (at most `max` buffers: the Write's target, the Read's sink or the
+    // posted receive, checked through Placement just now; the segment's
+    // last byte is left to Receive, which stores it last);
     // 0: read into your own buffer and call Receive. The caller reads the
     // stream into those buffers, then reports how much with DirectPlaced.
     size_t DirectBuffers(MutableBuffer *out, size_t max);
     void DirectPlaced(size_t n);
     // How many bytes to read next into a buffer of `room` bytes: with a
     // segment open, the rest of its FPDU and the next FPDU's header only,
-    // so a long tagged payload that follows can go straight into place too.
+    // so a long payload that follows can go straight into place too.
     size_t ReadHint(size_t room) const;
     // The same read may go on past `direct` bytes named by DirectBuffers:
     // how many more bytes it may take into a buffer of `room` for Receive
@@ -271,9 +273,13 @@ private:
     Step Dispatch(const Segment &s);
     bool AcceptFirstFpdu(const Segment &s, bool *consumed);
     Step OnSend(const Segment &s);
+    static constexpr int64_t kNoReceive = -2;
+    int64_t SendReceive(const Segment &s, size_t len);
+    static void Scatter(RqEntry &e, const uint8_t *src, size_t n);
+    // engine_pieces.cpp
+    void OnOpened(const Segment &s);
     // engine_tagged.cpp
     bool CheckTaggedRange(const Segment &s, uint32_t len);
-    void OnOpened(const Segment &s);
     void OnWrite(const Segment &s);
     void OnReadRequest(const Segment &s);
     void OnReadResponse(const Segment &s);

@@ -42,7 +42,7 @@ struct FpduOptions {
     bool crc = false;                     // negotiated at connection setup
     size_t max_ulpdu = kMaxUlpduLength;   // inbound limit (<= 65535)
     bool strict = true;                   // reject reserved bits and non-zero pad
-    // With CRC off: a tagged FPDU (RDMA Write, Read Response) whose payload
+    // With CRC off: an RDMA Write, Read Response or Send FPDU whose payload
     // is at least this long and has not arrived whole is handed on in pieces
     // as its bytes arrive (Opened, then Piece), not gathered first, so its
     // payload can be placed once, or read from the stream straight into its
@@ -74,10 +74,10 @@ void EncodeReadRequest(std::vector<uint8_t> *out, uint32_t msn, const ReadReques
 // Incremental FPDU decoder. Memory is bounded by one FPDU of max_ulpdu.
 class FpduDecoder {
 public:
-    // Opened: segment() is the header of a tagged segment (payload empty)
-    // whose piece_left() payload bytes follow, each run of them as a Piece:
-    // segment() with `to` at the piece, `payload` its bytes, `last` only on
-    // the final piece of an L segment. The FPDU's pad and CRC are consumed
+    // Opened: segment() is the header of a segment (payload empty) whose
+    // piece_left() payload bytes follow, each run of them as a Piece:
+    // segment() with `to` (tagged) or `mo` (untagged) at the piece, `payload`
+    // its bytes, `last` only on the final piece of an L segment. The FPDU's pad and CRC are consumed
     // after the final piece (pad checked when strict, after placement).
     enum class Status : uint8_t { NeedMore, Segment, Error, Opened, Piece };
 
@@ -109,11 +109,16 @@ public:
     // The caller took those `n` bytes from the stream itself (read straight
     // into their destination): the decoder moves past them.
     void Skip(size_t n);
+    // Right after Opened, before any piece: take this FPDU back to be
+    // gathered whole and handed on as one Segment (a Send with no receive
+    // posted yet waits whole, as it would have without pieces).
+    void Gather();
 
 private:
     Status Parse(std::span<const uint8_t> fpdu);
     Status Fail(Errc e);
     Status Frame(std::span<const uint8_t> in, size_t *consumed);
+    size_t HeaderEnd() const;
     bool Pieceable() const;
     Status Open();
     Status FeedOpen(std::span<const uint8_t> in, size_t *consumed);
@@ -129,7 +134,7 @@ private:
     // The open segment (Opened): its header stays in buf_ until it closes.
     bool open_ = false;
     Segment open_seg_;
-    uint64_t piece_to_ = 0;      // TO of the next payload byte
+    size_t piece_at_ = 0;        // payload bytes of the open segment handed on
     size_t piece_left_ = 0;      // payload bytes still to come
     size_t trailer_left_ = 0;    // then pad and CRC
 };
