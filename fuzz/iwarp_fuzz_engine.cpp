@@ -157,7 +157,7 @@ private:
         o.stall_on_missing_receive = b & 0x20;
         o.strict = !(b & 0x40);
         o.max_receive_queue = 16;
-        o.piece_min = b & 0x80 ? 1 : 0;  // tagged payloads placed piece by piece as they arrive
+        o.piece_min = b & 0x80 ? 1 : 0;  // Write, Read Response and Send payloads placed piece by piece
         return o;
     }
     void Post(bool ok) {

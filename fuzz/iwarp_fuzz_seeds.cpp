@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     Write(dir, "engine-initiator-crc", Cat(Cat({0x02, 0x31, 0x02, 0x1b}, engine_cfg), EngineStream(true, false)));
     Write(dir, "engine-responder-rtr", Cat(Cat({0x02, 0x05, 0x29, 0x1b}, engine_cfg), EngineStream(false, true)));
     Bytes pieces_cfg = engine_cfg;
-    pieces_cfg[0] |= 0x80;  // options: tagged payloads placed piece by piece (and straight into place)
+    pieces_cfg[0] |= 0x80;  // options: Write, Read Response and Send payloads placed piece by piece (and straight into place)
     Write(dir, "engine-pieces-chunked", Cat(Cat({0x02, 0x13, 0x00, 0x1b}, pieces_cfg), EngineStream(false, false)));
     Write(dir, "engine-terminate", Cat(Cat({0x02, 0x00, 0x00, 0x1b}, engine_cfg), TerminateFpdu(false)));
     const char *placement_names[] = {"write-read-only", "read-write-only", "not-associated", "fetch-after-invalidate",
