@@ -166,7 +166,8 @@ def markdown(doc):
     m, tools = doc.get("machine", {}), doc.get("tools", {})
     lines = [f"`bench/compare{' --quick' if doc.get('quick') else ''}` on {m.get('cpu_model') or '?'}, "
              f"{m.get('cpus', '?')} CPUs, Linux {m.get('kernel', '?')}, {doc.get('generated', '?')[:10]} "
-             f"(load average at the start {m.get('loadavg_start', 0):.2f}; libfabric {_version(tools.get('libfabric'))}, "
+             f"(load average at the start {m.get('loadavg_start', 0):.2f}; TCP congestion control "
+             f"{m.get('tcp_congestion_control', '?')}; libfabric {_version(tools.get('libfabric'))}, "
              f"UCX {_version(tools.get('ucx'))}); one run, so compare rows of the same run."]
     for title, header, rows, note in sections(doc["records"], doc["lat_sizes"], doc["bw_sizes"]):
         lines += ["", f"**{title}** ({note})", "", "| " + " | ".join(header) + " |",
