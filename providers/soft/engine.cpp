@@ -113,25 +113,40 @@ void Engine::Unwatch(int fd) {
 }
 
 void Engine::AddPollable(Pollable *p) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(pollables_mu_);
     pollables_.push_back(p);
 }
 
 void Engine::RemovePollable(Pollable *p) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(pollables_mu_);
     std::erase(pollables_, p);
 }
 
 std::vector<Pollable *> Engine::LivePollables() {
     std::vector<Pollable *> live;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(pollables_mu_);
     for (Pollable *p : pollables_)
         if (p->TryRef()) live.push_back(p);
     return live;
 }
 
+// A queue pair whose last reference is gone still places data for a
+// GetResults already running on its CQ until its destructor has stopped
+// its CQ pollers; only then does it leave this list (RemovePollable, which
+// waits while we hold pollables_mu_). So one that cannot be referenced any
+// more is passed here, under the lock that keeps it alive.
 void Engine::QuiescePlacements() {
-    for (Pollable *p : LivePollables()) {
+    std::vector<Pollable *> live;
+    {
+        std::lock_guard<std::mutex> lock(pollables_mu_);
+        for (Pollable *p : pollables_) {
+            if (p->TryRef())
+                live.push_back(p);
+            else
+                p->Quiesce();
+        }
+    }
+    for (Pollable *p : live) {
         p->Quiesce();
         p->Unref();
     }

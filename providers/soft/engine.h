@@ -125,7 +125,10 @@ private:
     PeerEngines peers_;
     std::shared_ptr<Loop> loop_ = std::make_shared<Loop>();
     std::atomic<uint64_t> next_qp_id_{0};
-    std::mutex mu_;  // guards watched_ and pollables_
+    std::mutex mu_;  // guards watched_
+    // Guards pollables_. Taken with no other lock held (Quiesce takes queue
+    // pairs' locks under it; nothing holding those takes it).
+    std::mutex pollables_mu_;
     std::unordered_map<int, Watched *> watched_;
     std::vector<int> redispatch_;  // requires mu_
     std::vector<int> parked_;      // requires mu_

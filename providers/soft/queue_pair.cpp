@@ -44,10 +44,12 @@ QueuePair::QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, kit::
 }
 
 QueuePair::~QueuePair() {
-    engine_->RemovePollable(this);
-    if (srq_) srq_->RemoveQp(this);
+    // No GetResults on our CQs runs our placements from here on; only then
+    // may we leave the Deregister barrier's list (Engine::QuiescePlacements).
     rcq_->RemovePoller(this);
     if (icq_.get() != rcq_.get()) icq_->RemovePoller(this);
+    if (srq_) srq_->RemoveQp(this);
+    engine_->RemovePollable(this);
     QpRegistry::Remove(this);
     Close();  // released without Disconnect: implicit flush (R140)
 }
