@@ -1,5 +1,7 @@
 #include "channel.h"
 
+#include "sealed_memfd.h"
+
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,11 +14,8 @@ namespace soft {
 
 std::shared_ptr<Channel> Channel::Create(std::string *error) {
     std::shared_ptr<Channel> ch(new Channel);
-    ch->fd_ = memfd_create("opennd-channel", MFD_CLOEXEC);
-    if (ch->fd_ < 0 || ftruncate(ch->fd_, kChannelBytes) != 0) {
-        *error = std::string("cannot create the channel: ") + std::strerror(errno);
-        return nullptr;
-    }
+    ch->fd_ = CreateSealedMemfd("opennd-channel", kChannelBytes, error);
+    if (ch->fd_ < 0) return nullptr;
     void *p = mmap(nullptr, kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, ch->fd_, 0);
     if (p == MAP_FAILED) {
         *error = std::string("cannot map the channel: ") + std::strerror(errno);
@@ -42,11 +41,7 @@ std::shared_ptr<Channel> Channel::Create(std::string *error) {
 std::shared_ptr<Channel> Channel::Attach(int fd, std::string *error) {
     std::shared_ptr<Channel> ch(new Channel);
     ch->fd_ = fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != kChannelBytes) {
-        *error = "the peer's channel has the wrong size";
-        return nullptr;
-    }
+    if (!SealedAtSize(fd, kChannelBytes, "channel", error)) return nullptr;
     void *p = mmap(nullptr, kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         *error = std::string("cannot map the peer's channel: ") + std::strerror(errno);

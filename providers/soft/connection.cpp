@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 
+#include "sealed_memfd.h"
+
 namespace soft {
 namespace {
 const volatile uint64_t g_probe_word = kProbeMagic;
@@ -35,8 +37,7 @@ void PeerEngine::Wake() const {
 
 std::shared_ptr<PeerEngine> PeerEngines::Get(int wake_fd, int mr_fd, std::string *error) {
     struct stat st;
-    if (mr_fd < 0 || fstat(mr_fd, &st) != 0 || static_cast<size_t>(st.st_size) != kMrTableBytes) {
-        *error = "the peer's memory-region table is missing or has the wrong size";
+    if (!SealedAtSize(mr_fd, kMrTableBytes, "memory-region table", error) || fstat(mr_fd, &st) != 0) {
         if (mr_fd >= 0) close(mr_fd);
         if (wake_fd >= 0) close(wake_fd);
         return nullptr;

@@ -1,5 +1,7 @@
 #include "mr_table.h"
 
+#include "sealed_memfd.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -37,6 +39,7 @@ uint16_t RandomBits() {
 bool MrTableView::Lookup(uint32_t token, MrView *out) const {
     if (!base_ || token == 0) return false;
     uint32_t slot = token & (kMrTableEntries - 1);
+    if (sizeof(MrTableHeader) + (size_t(slot) + 1) * sizeof(MrEntry) > size_) return false;  // (never, at kMrTableBytes)
     const MrEntry &e = Entries(base_)[slot];
     for (int attempt = 0; attempt < 1000; ++attempt) {
         uint32_t v1 = e.version.load(std::memory_order_acquire);
@@ -52,9 +55,9 @@ bool MrTableView::Lookup(uint32_t token, MrView *out) const {
 }
 
 MrTable::MrTable() {
-    fd_ = memfd_create("opennd-mr-table", MFD_CLOEXEC);
+    std::string error;
+    fd_ = CreateSealedMemfd("opennd-mr-table", kMrTableBytes, &error);
     if (fd_ < 0) return;
-    if (ftruncate(fd_, kMrTableBytes) != 0) return;
     void *p = mmap(nullptr, kMrTableBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) return;
     base_ = p;

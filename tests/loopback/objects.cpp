@@ -57,9 +57,9 @@ private:
 class QueuePair : public kit::Unknown<IND2QueuePair> {
 public:
     QueuePair(IND2Adapter *adapter, kit::CompletionQueue *rcq, kit::CompletionQueue *icq, void *context, ULONG rdepth,
-              ULONG idepth, ULONG rsge, ULONG isge)
-        : adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), context_(context), rdepth_(rdepth),
-          idepth_(idepth), rsge_(rsge), isge_(isge) {}
+              ULONG /*idepth: Sends complete at once, none waits*/, ULONG rsge, ULONG isge)
+        : adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), context_(context), rdepth_(rdepth), rsge_(rsge),
+          isge_(isge) {}
 
     HRESULT STDMETHODCALLTYPE Flush() override {
         std::lock_guard<std::mutex> lock(mu_);
@@ -139,7 +139,7 @@ private:
     kit::ComPtr<IND2Adapter> adapter_;
     kit::ComPtr<kit::CompletionQueue> rcq_, icq_;
     void *context_;
-    ULONG rdepth_, idepth_, rsge_, isge_;
+    ULONG rdepth_, rsge_, isge_;
     std::mutex mu_;
     std::deque<Recv> receives_;
 };

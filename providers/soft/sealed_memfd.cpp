@@ -1,0 +1,38 @@
+#include "sealed_memfd.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace soft {
+
+int CreateSealedMemfd(const char *name, size_t bytes, std::string *error) {
+    const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        *error = std::string("cannot create a sealed ") + name + ": " + std::strerror(errno);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool SealedAtSize(int fd, size_t bytes, const char *what, std::string *error) {
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != bytes) {
+        *error = std::string("the peer's ") + what + " is missing or has the wrong size";
+        return false;
+    }
+    const int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+        *error = std::string("the peer's ") + what + " is not sealed against shrinking";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace soft
