@@ -33,7 +33,6 @@ public:
 
 private:
     bool Pump(std::chrono::milliseconds timeout);  // one completion into the queues
-    NDK_ADAPTER *adapter_ = nullptr;
     Pair pair_;  // adapter + listener + sides; `side_` is the one used
     Side *side_ = nullptr;
     int receive_slot_ = 0;
