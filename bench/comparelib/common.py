@@ -27,7 +27,8 @@ import time
 
 KIB = 1024
 MIB = 1024 * 1024
-UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s"}
+UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s",
+         "ratio": "x"}
 
 
 def record(source, label, transport, operation, kind, size, value=None, statistic="median",

@@ -11,6 +11,7 @@ import shutil
 from .common import error_summary, free_port, pair_error, record, run, run_pair
 from .fabric_rma import libfabric_rma_runner
 from .opennd import ndperf_runner
+from .pairs import paired_cma_runner
 
 
 def find_tool(s, name):
@@ -227,4 +228,5 @@ def netns_runner(s):
     return between_namespaces(s)
 
 
-RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner, libfabric_rma_runner]
+RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner, libfabric_rma_runner,
+           paired_cma_runner]

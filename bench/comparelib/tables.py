@@ -127,9 +127,25 @@ def connect_section(records):
             "setup: Connect to CompleteConnect done")
 
 
+def paired_section(records):
+    rows = []
+    for r in records:
+        if r["kind"] != "ratio":
+            continue
+        if r["status"] != "ok":
+            rows.append([r["label"], "FAIL", "-", "-", "-", "-"])
+            continue
+        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]),
+                     fmt(r.get("opennd_gbps")), fmt(r.get("cma_gbps"))])
+    return ("Shared-memory Write and Read against raw CMA, paired rounds",
+            ["", "×CMA median", "range", "rounds", "OpenND GB/s", "raw CMA GB/s"], rows,
+            "1 MiB; each round runs ndbaseline's raw process_vm_writev/readv and then ndperf's write_bw/read_bw; "
+            "×CMA: the median of the rounds' ratios (the figures: medians of each side)")
+
+
 def sections(records, lat_sizes, bw_sizes):
-    out = [main_section(records, lat_sizes, bw_sizes), rate_section(records), mr_section(records),
-           connect_section(records)]
+    out = [main_section(records, lat_sizes, bw_sizes), paired_section(records), rate_section(records),
+           mr_section(records), connect_section(records)]
     return [s for s in out if s[2]]
 
 

@@ -96,15 +96,9 @@ HRESULT MemoryRegion::Deregister(OVERLAPPED *ov) {
     return requests_.CompleteNow(ov, ND_SUCCESS);
 }
 
-UINT32 MemoryRegion::GetLocalToken() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return token_;
-}
+UINT32 MemoryRegion::GetLocalToken() { return token_.load(std::memory_order_acquire); }
 
-UINT32 MemoryRegion::GetRemoteToken() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ToWireToken(token_);
-}
+UINT32 MemoryRegion::GetRemoteToken() { return ToWireToken(token_.load(std::memory_order_acquire)); }
 
 MemoryWindow::MemoryWindow(IND2Adapter *adapter, std::shared_ptr<Engine> engine)
     : adapter_(adapter, true), engine_(std::move(engine)) {

@@ -40,7 +40,9 @@ private:
     std::shared_ptr<Engine> engine_;
     opennd::kit::OverlappedRequests requests_;
     std::mutex mu_;
-    uint32_t token_ = 0;  // 0: not registered
+    // 0: not registered. Written under mu_; the token getters read it
+    // without (applications call them per request).
+    std::atomic<uint32_t> token_{0};
     MrView view_;
     std::atomic<int> windows_{0};
 };
