@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "opennd/adapter_notes.h"
@@ -126,7 +128,17 @@ void Region::Reset() {
         mr->Release();
         mr = nullptr;
     }
-    std::vector<char>().swap(bytes);
+    bytes.reset();
+    length = 0;
+}
+
+void Region::Allocate(size_t n) {
+    constexpr size_t kPage = 4096;
+    const size_t rounded = (n + kPage - 1) / kPage * kPage;
+    bytes.reset(static_cast<char *>(std::aligned_alloc(kPage, rounded)));
+    if (!bytes) throw std::runtime_error("out of memory for a " + std::to_string(n) + "-byte buffer");
+    std::memset(bytes.get(), 0, rounded);
+    length = n;
 }
 
 Listener::~Listener() {
@@ -230,12 +242,12 @@ void Endpoint::Connect(const kit::IpAddress &dest, const Hello &hello) {
 
 void Endpoint::Register(Region &r, size_t size) {
     r.Reset();
-    r.bytes.assign(size ? size : 1, 0);
+    r.Allocate(size ? size : 1);
     Check(adapter_->get()->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&r.mr)),
           "CreateMemoryRegion");
     OVERLAPPED ov{};
     Check(Wait(r.mr, &ov,
-               r.mr->Register(r.data(), r.bytes.size(),
+               r.mr->Register(r.data(), r.size(),
                               ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ |
                                   ND_MR_FLAG_ALLOW_REMOTE_WRITE,
                               &ov)),

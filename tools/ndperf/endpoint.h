@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <string>
@@ -43,15 +44,24 @@ private:
     std::string notes_;
 };
 
+// Page-aligned, as RDMA buffers usually are and as ndbaseline's mappings
+// are: a buffer off a page boundary has every page the kernel copies (cross-
+// memory attach, sockets) split in two, and would not measure the same copy.
 struct Region {
-    std::vector<char> bytes;
+    struct Free {
+        void operator()(char *p) const { std::free(p); }
+    };
+    std::unique_ptr<char, Free> bytes;
+    size_t length = 0;
     IND2MemoryRegion *mr = nullptr;
     Region() = default;
     Region(const Region &) = delete;
     Region &operator=(const Region &) = delete;
     ~Region() { Reset(); }
     void Reset();  // deregisters and frees
-    char *data() { return bytes.data(); }
+    char *data() { return bytes.get(); }
+    size_t size() const { return length; }
+    void Allocate(size_t n);  // zero-filled, page-aligned
     UINT32 local_token() const { return mr->GetLocalToken(); }
     UINT32 remote_token() const { return mr->GetRemoteToken(); }
 };
