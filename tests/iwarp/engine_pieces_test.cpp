@@ -219,7 +219,23 @@ TEST(Pieces, WritePayloadGoesStraightIntoPlaceAndItsLastByteLast) {
 }
 
 // With room enough, one read per FPDU: the rest of a payload straight into
-// place, and its last byte, trailer and the next header for Receive.
+// place, and its last byte, trailer and the next header for Receive. Feeds
+// `wire` (one `size`-byte message) with TcpPath's buffer size, which is not
+// a multiple of the FPDU size: the first read ends inside an FPDU, and from
+// there on each read ends after a header.
+void FeedOneReadPerFpdu(Engine &e, const Bytes &wire, size_t size, size_t max_payload) {
+    const size_t buffer = 252 * 1024;
+    size_t reads = 0;
+    const size_t direct = FeedLikeASocket(e, wire, buffer, &reads);
+    EXPECT_FALSE(e.failed());
+    const size_t fpdus = (size + max_payload - 1) / max_payload;
+    EXPECT_EQ(fpdus, 17u);  // 64 KiB FPDUs for 1 MiB
+    EXPECT_LE(reads, fpdus - buffer / 65536 + 1);
+    // All but the first read, each FPDU's last byte and the short last FPDU
+    // (under piece_min) went straight into place.
+    EXPECT_GE(direct, size - buffer - fpdus - 4096);
+}
+
 TEST(Pieces, OneReadPerFpduWhenTheBytesAreThere) {
     BigPair p;
     const size_t size = 1 << 20;
@@ -229,19 +245,8 @@ TEST(Pieces, OneReadPerFpduWhenTheBytesAreThere) {
     ASSERT_TRUE(p.a.PostWrite(1, {&b, 1}, kStag, kBase));
     Bytes wire;
     p.a.Pull(&wire, 2 << 20);
-    size_t reads = 0;
-    // As TcpPath's buffer, not a multiple of the FPDU size: the first read
-    // ends inside an FPDU, and from there on each read ends after a header.
-    const size_t buffer = 252 * 1024;
-    const size_t direct = FeedLikeASocket(p.b, wire, buffer, &reads);
-    EXPECT_FALSE(p.b.failed());
+    FeedOneReadPerFpdu(p.b, wire, size, p.a.max_payload(true));
     EXPECT_EQ(p.pb.regions[kStag].memory, data);
-    const size_t fpdus = (size + p.a.max_payload(true) - 1) / p.a.max_payload(true);
-    EXPECT_EQ(fpdus, 17u);  // 64 KiB FPDUs
-    EXPECT_LE(reads, fpdus - buffer / 65536 + 1);
-    // All but the first read, each FPDU's last byte and the short last FPDU
-    // (under piece_min) went straight into place.
-    EXPECT_GE(direct, size - buffer - fpdus - 4096);
 }
 
 TEST(Pieces, NoReadPastDirectBuffersThatStopShort) {
@@ -328,6 +333,21 @@ TEST(Pieces, ALongWriteCannotStandInForTheRtr) {
 
 // ---- Sends in pieces: straight into the posted receive ---------------------
 
+// `a` sends `size` bytes (Pattern(size, seed), into *data) to `b`, after `b`
+// posted one receive of *buf (none if buf is null); returns the wire bytes.
+Bytes SendWire(BigPair &p, Bytes *buf, size_t size, uint8_t seed, Bytes *data) {
+    if (buf) {
+        const MutableBuffer rb{buf->data(), buf->size()};
+        EXPECT_TRUE(p.b.PostReceive(7, {&rb, 1}));
+    }
+    *data = Pattern(size, seed);
+    const ConstBuffer sb{data->data(), data->size()};
+    EXPECT_TRUE(p.a.PostSend(1, {&sb, 1}));
+    Bytes wire;
+    p.a.Pull(&wire, 2 << 20);
+    return wire;
+}
+
 TEST(Pieces, SendLandsIntactInItsReceiveUnderEveryChunking) {
     for (const auto &[name, chunk] : Chunkings()) {
         if (chunk > 1 && chunk < 7) continue;
@@ -362,16 +382,10 @@ TEST(Pieces, SendPayloadGoesStraightIntoTheReceive) {
     ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
     Bytes wire;
     p.a.Pull(&wire, 2 << 20);
-    size_t reads = 0;
-    const size_t buffer = 252 * 1024;
-    const size_t direct = FeedLikeASocket(p.b, wire, buffer, &reads);
-    EXPECT_FALSE(p.b.failed());
+    FeedOneReadPerFpdu(p.b, wire, size, p.a.max_payload(false));
     Bytes got(a);
     got.insert(got.end(), b.begin(), b.begin() + static_cast<ptrdiff_t>(size - a.size()));
     EXPECT_EQ(got, data);
-    const size_t fpdus = (size + p.a.max_payload(false) - 1) / p.a.max_payload(false);
-    EXPECT_LE(reads, fpdus - buffer / 65536 + 1);
-    EXPECT_GE(direct, size - buffer - fpdus - 4096);
     Completion c;
     ASSERT_TRUE(p.b.PollCompletion(&c));
     EXPECT_EQ(c.kind, CompletionKind::Receive);
@@ -382,11 +396,8 @@ TEST(Pieces, SendPayloadGoesStraightIntoTheReceive) {
 // it does without pieces; once a receive comes it lands and the rest flows.
 TEST(Pieces, SendWithNoReceiveYetWaitsWholeThenLands) {
     BigPair p;
-    const Bytes data = Pattern(100000, 13);
-    const ConstBuffer sb{data.data(), data.size()};
-    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
-    Bytes wire;
-    p.a.Pull(&wire, 1 << 20);
+    Bytes data;
+    const Bytes wire = SendWire(p, nullptr, 100000, 13, &data);
     size_t pos = 0;
     RxResult r{};
     while (pos < wire.size()) {
@@ -410,15 +421,8 @@ TEST(Pieces, SendWithNoReceiveYetWaitsWholeThenLands) {
 
 TEST(Pieces, SendTooLongForItsReceiveFailsBeforeAByteLands) {
     BigPair p;
-    Bytes buf(50000);
-    const MutableBuffer rb{buf.data(), buf.size()};
-    ASSERT_TRUE(p.b.PostReceive(7, {&rb, 1}));
-    const Bytes data = Pattern(100000, 14);
-    const ConstBuffer sb{data.data(), data.size()};
-    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
-    Bytes wire;
-    p.a.Pull(&wire, 1 << 20);
-    FeedLikeASocket(p.b, wire, 1000);
+    Bytes buf(50000), data;
+    FeedLikeASocket(p.b, SendWire(p, &buf, 100000, 14, &data), 1000);
     ASSERT_TRUE(p.b.failed());
     EXPECT_EQ(p.b.local_fault().errc, Errc::DdpMessageTooLong);
     EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](uint8_t x) { return x == 0; }));
@@ -429,14 +433,8 @@ TEST(Pieces, SendTooLongForItsReceiveFailsBeforeAByteLands) {
 
 TEST(Pieces, ReceiveWithdrawnBetweenPiecesIsNeverWrittenAgain) {
     BigPair p;
-    Bytes buf(100000);
-    const MutableBuffer rb{buf.data(), buf.size()};
-    ASSERT_TRUE(p.b.PostReceive(7, {&rb, 1}));
-    const Bytes data = Pattern(60000, 15);
-    const ConstBuffer sb{data.data(), data.size()};
-    ASSERT_TRUE(p.a.PostSend(1, {&sb, 1}));
-    Bytes wire;
-    p.a.Pull(&wire, 1 << 20);
+    Bytes buf(100000), data;
+    const Bytes wire = SendWire(p, &buf, 60000, 15, &data);
     const size_t first = p.b.ReadHint(8000);  // the header and the first 8000 - 20 bytes
     ASSERT_EQ(p.b.Receive(std::span<const uint8_t>(wire).first(first)).status, RxStatus::Ok);
     p.pb.receive_checks_left = 0;  // the receive's memory is gone from here on
