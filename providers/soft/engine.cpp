@@ -118,8 +118,11 @@ void Engine::AddPollable(Pollable *p) {
 }
 
 void Engine::RemovePollable(Pollable *p) {
-    std::lock_guard<std::mutex> lock(pollables_mu_);
+    std::unique_lock<std::mutex> lock(pollables_mu_);
     std::erase(pollables_, p);
+    // A barrier passing it without a reference (QuiescePlacements) needs
+    // it alive until done.
+    passed_cv_.wait(lock, [&] { return std::find(passing_.begin(), passing_.end(), p) == passing_.end(); });
 }
 
 std::vector<Pollable *> Engine::LivePollables() {
@@ -132,19 +135,28 @@ std::vector<Pollable *> Engine::LivePollables() {
 
 // A queue pair whose last reference is gone still places data for a
 // GetResults already running on its CQ until its destructor has stopped
-// its CQ pollers; only then does it leave this list (RemovePollable, which
-// waits while we hold pollables_mu_). So one that cannot be referenced any
-// more is passed here, under the lock that keeps it alive.
+// its CQ pollers; only then does it leave this list. So one that cannot be
+// referenced any more is passed too: listed in passing_, which keeps its
+// RemovePollable (and so its destructor) waiting until we are done. No lock
+// is held while passing (a stopped peer can take kQuiesceLimitMs).
 void Engine::QuiescePlacements() {
-    std::vector<Pollable *> live;
+    std::vector<Pollable *> live, dying;
     {
         std::lock_guard<std::mutex> lock(pollables_mu_);
         for (Pollable *p : pollables_) {
-            if (p->TryRef())
+            if (p->TryRef()) {
                 live.push_back(p);
-            else
-                p->Quiesce();
+            } else {
+                dying.push_back(p);
+                passing_.push_back(p);
+            }
         }
+    }
+    for (Pollable *p : dying) p->Quiesce();
+    if (!dying.empty()) {
+        std::lock_guard<std::mutex> lock(pollables_mu_);
+        for (Pollable *p : dying) passing_.erase(std::find(passing_.begin(), passing_.end(), p));
+        passed_cv_.notify_all();
     }
     for (Pollable *p : live) {
         p->Quiesce();

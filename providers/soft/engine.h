@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -126,9 +127,12 @@ private:
     std::shared_ptr<Loop> loop_ = std::make_shared<Loop>();
     std::atomic<uint64_t> next_qp_id_{0};
     std::mutex mu_;  // guards watched_
-    // Guards pollables_. Taken with no other lock held (Quiesce takes queue
-    // pairs' locks under it; nothing holding those takes it).
+    // Guards pollables_ and passing_; held only briefly (never while a
+    // Quiesce runs). RemovePollable waits on passed_cv_ while its pollable
+    // is being passed without a reference (QuiescePlacements).
     std::mutex pollables_mu_;
+    std::condition_variable passed_cv_;
+    std::vector<Pollable *> passing_;  // a multiset: barriers may overlap
     std::unordered_map<int, Watched *> watched_;
     std::vector<int> redispatch_;  // requires mu_
     std::vector<int> parked_;      // requires mu_

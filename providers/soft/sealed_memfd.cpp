@@ -21,15 +21,16 @@ int CreateSealedMemfd(const char *name, size_t bytes, std::string *error) {
     return fd;
 }
 
+// Seals first, then the size: once it cannot shrink, the size we see stays.
 bool SealedAtSize(int fd, size_t bytes, const char *what, std::string *error) {
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != bytes) {
-        *error = std::string("the peer's ") + what + " is missing or has the wrong size";
+    const int seals = fd < 0 ? -1 : fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+        *error = std::string("the peer's ") + what + " is missing or not sealed against shrinking";
         return false;
     }
-    const int seals = fcntl(fd, F_GET_SEALS);
-    if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-        *error = std::string("the peer's ") + what + " is not sealed against shrinking";
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != bytes) {
+        *error = std::string("the peer's ") + what + " has the wrong size";
         return false;
     }
     return true;

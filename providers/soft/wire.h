@@ -12,8 +12,9 @@
 namespace soft {
 
 // 2: copy-through-ring messages (no cross-memory attach); 3: the channel's
-// remote_access counters (Deregister waits for the peer's cross-memory copies).
-constexpr uint16_t kWireVersion = 3;
+// remote_access counters (Deregister waits for the peer's cross-memory copies);
+// 4: the channel and MR table memfds are sealed against resizing.
+constexpr uint16_t kWireVersion = 4;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {

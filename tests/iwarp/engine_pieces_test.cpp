@@ -392,6 +392,34 @@ TEST(Pieces, SendPayloadGoesStraightIntoTheReceive) {
     EXPECT_EQ(c.length, size);
 }
 
+// The second of two posted receives, with empty SGEs about: pieces and
+// direct reads go to the receive the MSN names, at the right SGE.
+TEST(Pieces, SendPiecesFindTheirOwnReceiveAndSkipEmptySges) {
+    BigPair p;
+    Bytes small(100), x(70000), y(90000), none;
+    const MutableBuffer r1{small.data(), small.size()};
+    const MutableBuffer r2[4] = {{none.data(), 0}, {x.data(), x.size()}, {none.data(), 0}, {y.data(), y.size()}};
+    ASSERT_TRUE(p.b.PostReceive(7, {&r1, 1}));
+    ASSERT_TRUE(p.b.PostReceive(8, r2));
+    const Bytes first = Pattern(100, 16), second = Pattern(150000, 17);
+    const ConstBuffer s1{first.data(), first.size()}, s2{second.data(), second.size()};
+    ASSERT_TRUE(p.a.PostSend(1, {&s1, 1}));
+    ASSERT_TRUE(p.a.PostSend(2, {&s2, 1}));
+    Bytes wire;
+    p.a.Pull(&wire, 1 << 20);
+    EXPECT_GT(FeedLikeASocket(p.b, wire, 30000), 100000u);
+    EXPECT_FALSE(p.b.failed());
+    EXPECT_EQ(small, first);
+    Bytes got(x);
+    got.insert(got.end(), y.begin(), y.begin() + static_cast<ptrdiff_t>(second.size() - x.size()));
+    EXPECT_EQ(got, second);
+    const auto c = p.Drain(p.b);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].id, 7u);
+    EXPECT_EQ(c[1].id, 8u);
+    EXPECT_EQ(c[1].length, second.size());
+}
+
 // With no receive posted, a long Send waits whole (the stream stalls), as
 // it does without pieces; once a receive comes it lands and the rest flows.
 TEST(Pieces, SendWithNoReceiveYetWaitsWholeThenLands) {
