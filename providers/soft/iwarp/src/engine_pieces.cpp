@@ -29,11 +29,9 @@ size_t Engine::DirectBuffers(MutableBuffer *out, size_t max) {
     const Segment s = decoder_.PeekPiece(n);
     if (!s.tagged) {
         // Checked as a piece would be; on any doubt the piece path decides.
-        const uint32_t d = s.msn - rx_msn_[kQueueSend];
-        if (d >= rq_.size()) return 0;
-        const RqEntry &e = rq_[d];
-        if (e.done || s.mo != e.received || n > e.capacity - e.received || !placement_.ReceiveUsable(e.id))
-            return 0;
+        const int64_t d = SendReceive(s, n, false);
+        if (d < 0) return 0;
+        const RqEntry &e = rq_[static_cast<size_t>(d)];
         size_t count = 0, sge = e.sge, offset = e.sge_offset;
         for (size_t left = n; left > 0 && count < max && sge < e.sgl.size(); ++sge, offset = 0) {
             const size_t k = std::min(left, e.sgl[sge].length - offset);

@@ -99,24 +99,24 @@ Engine::Step Engine::Dispatch(const Segment &s) {
 
 // The receive a Send segment (or piece) fills, checked for `len` bytes of
 // it before a byte is placed: its index in rq_, kNoReceive if none is
-// posted yet (the segment waits), or -1 (faulted).
-int64_t Engine::SendReceive(const Segment &s, size_t len) {
+// posted yet (the segment waits), or -1 (faulted, unless !fault: then the
+// caller only learns that these bytes may not go there).
+int64_t Engine::SendReceive(const Segment &s, size_t len, bool fault) {
+    auto fail = [&](Errc errc, int64_t rq = -1) {
+        if (fault) FaultOn(errc, s, false, rq);
+        return int64_t{-1};
+    };
     const uint32_t d = s.msn - rx_msn_[kQueueSend];  // window position, modulo 2^32
     if (d >= rq_.size()) {
-        if (d - rq_.size() >= options_.max_receive_queue) {  // behind the window, or absurdly ahead
-            FaultOn(Errc::DdpMsnRange, s);
-            return -1;
-        }
+        if (d - rq_.size() >= options_.max_receive_queue) return fail(Errc::DdpMsnRange);  // behind, or absurdly ahead
         if (options_.stall_on_missing_receive) return kNoReceive;
-        FaultOn(Errc::DdpNoBuffer, s);
-        return -1;
+        return fail(Errc::DdpNoBuffer);
     }
     const RqEntry &e = rq_[d];
-    if (e.done) return FaultOn(Errc::DdpMsnRange, s), -1;
-    if (s.mo != e.received) return FaultOn(Errc::DdpMessageOffset, s), -1;  // in order over TCP
-    if (len > e.capacity - e.received) return FaultOn(Errc::DdpMessageTooLong, s, false, static_cast<int64_t>(d)), -1;
-    if (len > 0 && !placement_.ReceiveUsable(e.id))
-        return FaultOn(Errc::ReceiveBufferGone, s, false, static_cast<int64_t>(d)), -1;
+    if (e.done) return fail(Errc::DdpMsnRange);
+    if (s.mo != e.received) return fail(Errc::DdpMessageOffset);  // segments arrive in order over TCP
+    if (len > e.capacity - e.received) return fail(Errc::DdpMessageTooLong, d);
+    if (len > 0 && !placement_.ReceiveUsable(e.id)) return fail(Errc::ReceiveBufferGone, d);
     return d;
 }
 

@@ -274,7 +274,7 @@ private:
     bool AcceptFirstFpdu(const Segment &s, bool *consumed);
     Step OnSend(const Segment &s);
     static constexpr int64_t kNoReceive = -2;
-    int64_t SendReceive(const Segment &s, size_t len);
+    int64_t SendReceive(const Segment &s, size_t len, bool fault = true);
     static void Scatter(RqEntry &e, const uint8_t *src, size_t n);
     // engine_pieces.cpp
     void OnOpened(const Segment &s);
