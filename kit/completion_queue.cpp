@@ -3,7 +3,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "opennd/kit/registry.h"
 
@@ -89,31 +88,20 @@ bool CompletionQueue::Armed() {
     return !armed_.empty();
 }
 
-namespace {
-// Runs `edit` once no GetResults is walking the pollers.
-template <class F>
-void EditPollers(std::mutex &mu, std::atomic<bool> &changing, std::atomic<int> &readers, F edit) {
-    std::lock_guard<std::mutex> lock(mu);
-    changing.store(true, std::memory_order_seq_cst);
-    while (readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-    edit();
-    changing.store(false, std::memory_order_release);
-}
-}  // namespace
-
 void CompletionQueue::AddPoller(CqPoller *p) {
-    EditPollers(pollers_mu_, pollers_changing_, poll_readers_, [&] { pollers_.push_back(p); });
+    pollers_gate_.Edit([&] { pollers_.push_back(p); });
 }
 
 void CompletionQueue::RemovePoller(CqPoller *p) {
-    EditPollers(pollers_mu_, pollers_changing_, poll_readers_, [&] { std::erase(pollers_, p); });
+    pollers_gate_.Edit([&] { std::erase(pollers_, p); });
 }
 
 ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
-    poll_readers_.fetch_add(1, std::memory_order_seq_cst);
-    if (!pollers_changing_.load(std::memory_order_seq_cst))
-        for (CqPoller *p : pollers_) p->PollForCq();
-    poll_readers_.fetch_sub(1, std::memory_order_release);
+    {
+        ReaderScope reading(pollers_gate_);
+        if (reading.open())
+            for (CqPoller *p : pollers_) p->PollForCq();
+    }
     if (published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_relaxed)) return 0;
     std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return 0;

@@ -19,6 +19,7 @@
 
 #include "opennd/kit/com.h"
 #include "opennd/kit/overlapped.h"
+#include "opennd/kit/reader_gate.h"
 #include "opennd/kit/spin_lock.h"
 
 namespace opennd::kit {
@@ -97,13 +98,11 @@ private:
     uint64_t last_error_ = 0;     // 1 + sequence of the newest error entry
     bool overrun_ = false;
     std::vector<ArmedRequest> armed_;
-    // Pollers: GetResults reads the list without a lock (it counts itself in
-    // poll_readers_); AddPoller/RemovePoller flag a change, wait for readers
-    // to leave, then edit under pollers_mu_. A poll that meets a change in
-    // progress skips polling once, which only delays entries to the next call.
-    std::mutex pollers_mu_;
-    std::atomic<int> poll_readers_{0};
-    std::atomic<bool> pollers_changing_{false};
+    // Pollers: GetResults reads the list through the gate, with no lock and
+    // no locked instruction; AddPoller/RemovePoller edit it once no poll is
+    // inside. A poll that meets an edit in progress skips polling once,
+    // which only delays entries to the next call.
+    ReaderGate pollers_gate_;
     std::vector<CqPoller *> pollers_;
 };
 
