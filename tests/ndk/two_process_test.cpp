@@ -1,6 +1,6 @@
 // NDK between two processes over the software provider: a fresh process
-// (this test binary, running only NdkEchoServer.Serve) echoes every message
-// and exposes a buffer for RDMA; it waits with CQ notifications, the client
+// (this test binary in its server role, see EchoServerRole) echoes every
+// message and exposes a buffer for RDMA; it waits with CQ notifications, the client
 // polls. Covers both data paths (ring copies up to 4 KiB, cross-memory
 // attach above) and one-sided Read/Write.
 #include <signal.h>
@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "ndk_test_util.h"
@@ -25,13 +26,9 @@ struct Advert {
 };
 constexpr size_t kBuffer = 1 << 20;
 
-}  // namespace
-
-// The server role; skipped unless started by the client test below.
-TEST(NdkEchoServer, Serve) {
-    const char *fd_text = std::getenv("OPENND_NDK_ECHO_FD");
-    if (!fd_text) GTEST_SKIP() << "runs as the peer of NdkTwoProcess tests";
-    alarm(60);  // never outlive the client
+// The server: reports its port on `fd`, serves one client until it
+// disconnects.
+void ServeEcho(int fd) {
     Pair pair;  // listener + server side used; the client side stays idle
     ASSERT_TRUE(pair.Open());
     Side &s = pair.server;
@@ -40,7 +37,6 @@ TEST(NdkEchoServer, Serve) {
     for (size_t i = 0; i < kBuffer; ++i) rdma.bytes[i] = static_cast<char>(i * 7);
     NDK_SGE rs = s.region.Sge();
     ASSERT_EQ(s.qp->Dispatch->NdkReceive(s.qp, &rs, &rs, 1), STATUS_SUCCESS);
-    int fd = std::atoi(fd_text);
     ASSERT_EQ(write(fd, &pair.port, sizeof pair.port), ssize_t(sizeof pair.port));
     close(fd);
     ASSERT_EQ(Close(s.connector), STATUS_SUCCESS);
@@ -82,6 +78,25 @@ TEST(NdkEchoServer, Serve) {
     }
 }
 
+// Started by the test below with OPENND_NDK_ECHO_FD, this binary serves
+// before any test runs and exits with the verdict (assertion failures are
+// printed as they happen). Not a test of its own, so no skipped entry.
+class EchoServerRole : public ::testing::Environment {
+public:
+    void SetUp() override {
+        const char *fd_text = std::getenv("OPENND_NDK_ECHO_FD");
+        if (!fd_text) return;
+        alarm(60);  // never outlive the client
+        ServeEcho(std::atoi(fd_text));
+        std::fflush(stdout);
+        _exit(::testing::Test::HasFailure() ? 1 : 0);
+    }
+};
+[[maybe_unused]] ::testing::Environment *const g_echo_server_role =
+    ::testing::AddGlobalTestEnvironment(new EchoServerRole);
+
+}  // namespace
+
 TEST(NdkTwoProcess, EchoAndRdmaBetweenProcesses) {
     int p[2];
     ASSERT_EQ(pipe(p), 0);
@@ -92,7 +107,8 @@ TEST(NdkTwoProcess, EchoAndRdmaBetweenProcesses) {
     std::vector<char *> envp;
     for (std::string &e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);
-    std::string filter = "--gtest_filter=NdkEchoServer.Serve";
+    // A filter that matches a test: gtest sets environments up only then.
+    std::string filter = "--gtest_filter=NdkTwoProcess.EchoAndRdmaBetweenProcesses";
     char exe[] = "/proc/self/exe";
     char *argv[] = {exe, filter.data(), nullptr};
     pid_t child = -1;
