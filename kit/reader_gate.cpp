@@ -6,29 +6,37 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace opennd::kit {
 namespace {
 
-// One per thread that has read through a gate; lives until the thread exits.
+// One per thread that has read through a gate. `inside` is written by its
+// thread only and read by editors; `depth` (slots in use) is the thread's.
 struct ThreadRecord {
-    std::atomic<const ReaderGate *> inside{nullptr};
+    ThreadRecord() = default;
+    explicit ThreadRecord(int d) : depth(d) {}
+    std::atomic<const ReaderGate *> inside[ReaderGate::kMaxDepth] = {};
+    int depth = 0;
     ThreadRecord *prev = nullptr, *next = nullptr;
 };
 
-// Where light readers are not possible, every thread points here: `inside`
-// is never null, so Enter takes the counted path.
-const ReaderGate *const kNoRecord = reinterpret_cast<const ReaderGate *>(1);
-ThreadRecord g_no_record;
+// A thread whose record is gone (it is exiting) reads by counting: this
+// record is always full.
+ThreadRecord g_exited(ReaderGate::kMaxDepth);
 
 // Initial-exec: one load off the thread pointer, not a __tls_get_addr call
 // on every poll (8 bytes of the static TLS that glibc keeps for dlopen).
 thread_local ThreadRecord *t_record __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<bool> g_light{false};  // decided before any gate exists (ReaderGate's constructor)
 
 long Membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
 bool RegisterMembarrier() {
+    const char *off = std::getenv("OPENND_NO_MEMBARRIER");
+    if (off && std::strcmp(off, "1") == 0) return false;
     long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
     return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
            Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
@@ -38,16 +46,13 @@ bool RegisterMembarrier() {
 struct Registry {
     std::mutex mu;
     ThreadRecord list;  // sentinel of a circular list of every live record
-    pthread_key_t key{};
-    std::atomic<bool> light{false};
 
     Registry() {
         list.prev = list.next = &list;
-        g_no_record.inside.store(kNoRecord, std::memory_order_relaxed);
-        light.store(RegisterMembarrier() && pthread_key_create(&key, &ThreadExit) == 0, std::memory_order_relaxed);
-        // The registration belongs to the address space, and a child of
-        // fork has only the thread that forked: its registry drops the
-        // others' records (they would never leave) and registers again.
+        g_light.store(RegisterMembarrier(), std::memory_order_relaxed);
+        // Registration belongs to the address space, and a child of fork
+        // has only the thread that forked: its registry drops the other
+        // threads' records (they would never leave) and registers again.
         pthread_atfork([] { Get().mu.lock(); }, [] { Get().mu.unlock(); }, &AfterForkInChild);
     }
 
@@ -62,15 +67,15 @@ struct Registry {
         r->prev = r->next = nullptr;
     }
 
-    static void ThreadExit(void *p) {
-        Registry &reg = Get();
-        auto *r = static_cast<ThreadRecord *>(p);
+    ThreadRecord *Register();
+
+    void Exit(ThreadRecord *r) {
         {
-            std::lock_guard<std::mutex> lock(reg.mu);
+            std::lock_guard<std::mutex> lock(mu);
             Unlink(r);
         }
-        if (t_record == r) t_record = nullptr;
         delete r;
+        t_record = &g_exited;
     }
 
     static void AfterForkInChild() {
@@ -83,81 +88,107 @@ struct Registry {
             }
             r = next;
         }
-        bool light = reg.light.load(std::memory_order_relaxed) && RegisterMembarrier();
-        reg.light.store(light, std::memory_order_relaxed);
-        if (!light && t_record && t_record != &g_no_record) {
-            Unlink(t_record);
-            delete t_record;
-            t_record = &g_no_record;
-        }
+        g_light.store(g_light.load(std::memory_order_relaxed) && RegisterMembarrier(), std::memory_order_relaxed);
         reg.mu.unlock();
     }
 
-    ThreadRecord *Register() {
-        if (!light.load(std::memory_order_relaxed)) return &g_no_record;
-        auto *r = new ThreadRecord;
-        {
-            std::lock_guard<std::mutex> lock(mu);
-            r->next = list.next;
-            r->prev = &list;
-            list.next->prev = r;
-            list.next = r;
-        }
-        pthread_setspecific(key, r);
-        return r;
+    // A full barrier on every thread of the process.
+    static void FenceEveryThread() {
+        for (int attempt = 0; attempt < 3; ++attempt)
+            if (Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+        if (Membarrier(MEMBARRIER_CMD_GLOBAL) == 0) return;  // slower (every CPU schedules once); no registration
+        // Neither (not seen: the kernel checks registration only): a
+        // reader's announcement reaches memory within nanoseconds, as a
+        // store buffer drains; wait well past that.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
 };
 
+// Unlinks the thread's record when the thread exits. A thread_local with a
+// destructor, not a pthread key: glibc keeps this library loaded until such
+// destructors have run, so a provider unloaded while one of its pollers'
+// threads lives on is never called back in unmapped code.
+struct RecordOwner {
+    ThreadRecord *record = nullptr;
+    ~RecordOwner() {
+        if (record) Registry::Get().Exit(record);
+    }
+};
+thread_local RecordOwner t_owner;
+
+ThreadRecord *Registry::Register() {
+    auto *r = new ThreadRecord;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        r->next = list.next;
+        r->prev = &list;
+        list.next->prev = r;
+        list.next = r;
+    }
+    t_owner.record = r;
+    return t_record = r;
+}
+
 }  // namespace
 
-ReaderGate::ReaderGate() { Registry::Get(); }  // decided before the first reader comes
+ReaderGate::ReaderGate() { Registry::Get(); }
 
-bool ReaderGate::LightReaders() { return Registry::Get().light.load(std::memory_order_relaxed); }
+bool ReaderGate::LightReaders() {
+    Registry::Get();
+    return g_light.load(std::memory_order_relaxed);
+}
 
 ReaderGate::Pass ReaderGate::Enter() {
     ThreadRecord *me = t_record;
-    if (__builtin_expect(me == nullptr, 0)) me = t_record = Registry::Get().Register();
-    if (me->inside.load(std::memory_order_relaxed) == nullptr) {
-        me->inside.store(this, std::memory_order_relaxed);
-        std::atomic_signal_fence(std::memory_order_seq_cst);  // the editor's membarrier orders the rest
-        if (!closed_.load(std::memory_order_acquire)) return Pass::Light;
-        me->inside.store(nullptr, std::memory_order_release);
-        return Pass::Closed;
+    if (__builtin_expect(me == nullptr, 0)) me = Registry::Get().Register();
+    const int d = me->depth;
+    if (d == kMaxDepth) {  // nested too deep, or the thread is exiting
+        counted_.fetch_add(1, std::memory_order_seq_cst);
+        if (!closed_.load(std::memory_order_seq_cst)) return Pass{kCounted};
+        counted_.fetch_sub(1, std::memory_order_release);
+        return Pass{kClosed};
     }
-    // No membarrier, or this thread is already inside a gate.
-    counted_.fetch_add(1, std::memory_order_seq_cst);
-    if (!closed_.load(std::memory_order_seq_cst)) return Pass::Counted;
-    counted_.fetch_sub(1, std::memory_order_release);
-    return Pass::Closed;
+    bool closed;
+    if (g_light.load(std::memory_order_relaxed)) {
+        me->inside[d].store(this, std::memory_order_relaxed);
+        std::atomic_signal_fence(std::memory_order_seq_cst);  // the editor's membarrier orders the rest
+        closed = closed_.load(std::memory_order_acquire);
+    } else {
+        me->inside[d].exchange(this, std::memory_order_seq_cst);
+        closed = closed_.load(std::memory_order_seq_cst);
+    }
+    if (closed) {
+        me->inside[d].store(nullptr, std::memory_order_release);
+        return Pass{kClosed};
+    }
+    me->depth = d + 1;
+    return Pass{static_cast<int8_t>(d)};
 }
 
 void ReaderGate::Leave(Pass pass) {
-    if (pass == Pass::Light)
-        t_record->inside.store(nullptr, std::memory_order_release);
-    else if (pass == Pass::Counted)
+    if (pass.slot == kClosed) return;
+    if (pass.slot == kCounted) {
         counted_.fetch_sub(1, std::memory_order_release);
+        return;
+    }
+    ThreadRecord *me = t_record;
+    me->inside[pass.slot].store(nullptr, std::memory_order_release);
+    while (me->depth > 0 && me->inside[me->depth - 1].load(std::memory_order_relaxed) == nullptr) --me->depth;
 }
 
 void ReaderGate::Close() {
-    // Counted readers: seq_cst on both sides (their increment, then their
-    // load of the flag; our store, then our load of the count).
     closed_.store(true, std::memory_order_seq_cst);
     Registry &reg = Registry::Get();
-    if (reg.light.load(std::memory_order_relaxed) && Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
-        // Cannot fail once registered (the kernel checks only that). Should
-        // it, a reader's announcement still reaches memory within
-        // nanoseconds (a store buffer drains): wait well past that.
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    if (g_light.load(std::memory_order_relaxed)) Registry::FenceEveryThread();
     while (counted_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-    // Light readers: look again from the start after every wait, so no lock
-    // is held while a reader finishes (it may need the registry itself).
+    // Look again from the start after every wait, so no lock is held while
+    // a reader finishes (it may need the registry itself).
     for (;;) {
         bool busy = false;
         {
             std::lock_guard<std::mutex> lock(reg.mu);
             for (ThreadRecord *r = reg.list.next; r != &reg.list && !busy; r = r->next)
-                busy = r->inside.load(std::memory_order_acquire) == this;
+                for (const auto &slot : r->inside) busy = busy || slot.load(std::memory_order_seq_cst) == this;
         }
         if (!busy) return;
         std::this_thread::yield();

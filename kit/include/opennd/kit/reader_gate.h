@@ -3,19 +3,20 @@
 // that must know no reader is still inside before it changes or frees
 // anything they see.
 //
-// A reader announces itself with a plain store to a record of its own
-// thread and reads the editor's flag after only a compiler barrier. The
-// editor raises its flag, then issues membarrier(PRIVATE_EXPEDITED): every
-// thread of the process passes a full barrier, so either a reader's
-// announcement is visible to the editor, which then waits for the reader to
-// leave, or the reader sees the flag and stays out. This is the asymmetric
-// fence of liburcu's membarrier flavour: the cost moves from every poll (two
-// locked instructions: 8 B ping-pong 0.196 -> 0.175 us) to every edit (one
-// system call, about 1 us).
+// A reader announces itself in a record of its own thread (a slot per
+// nesting level) and then reads the editor's flag. The editor raises the
+// flag and waits until no thread's record names the gate. The two sides
+// need a store-load barrier between them; where the kernel has membarrier,
+// the reader's is only a compiler barrier and the editor pays instead with
+// membarrier(PRIVATE_EXPEDITED), which puts a full barrier on every thread
+// of the process (the asymmetric fence of liburcu's membarrier flavour): a
+// poll costs no locked instruction (8 B ping-pong 0.196 -> 0.175 us), an
+// edit one system call (about 1 us). Without membarrier (or with
+// OPENND_NO_MEMBARRIER=1) the reader announces itself with a locked
+// exchange instead.
 //
-// Where membarrier is not available, and for a thread already inside another
-// gate (one record per thread), readers count themselves in the gate with
-// locked instructions instead; the editor waits for both kinds.
+// A child of fork keeps only the forking thread's record, so readers the
+// parent's other threads left inside never hold up its edits.
 #pragma once
 
 #include <atomic>
@@ -26,11 +27,16 @@ namespace opennd::kit {
 
 class ReaderGate {
 public:
-    enum class Pass : uint8_t {
-        Closed,   // an edit is under way: do not read; nothing to leave
-        Light,    // announced in this thread's record
-        Counted,  // counted in the gate
+    static constexpr int kMaxDepth = 4;  // gates one thread reads at once through its record
+
+    // How a reader got in. Closed: an edit is under way, do not read (there
+    // is nothing to leave). Deeper nesting than kMaxDepth is counted in the
+    // gate itself (seq_cst), which a fork child cannot drop.
+    struct Pass {
+        int8_t slot;
+        bool open() const { return slot != kClosed; }
     };
+    static constexpr int8_t kClosed = -1, kCounted = kMaxDepth;
 
     ReaderGate();
     ReaderGate(const ReaderGate &) = delete;
@@ -40,7 +46,7 @@ public:
     void Leave(Pass pass);
 
     // Runs edit() once no reader is inside; readers that come meanwhile are
-    // turned away (Pass::Closed). Edits are serialised.
+    // turned away. Edits are serialised.
     template <class F>
     void Edit(F &&edit) {
         std::lock_guard<std::mutex> lock(edit_mu_);
@@ -49,7 +55,7 @@ public:
         closed_.store(false, std::memory_order_release);
     }
 
-    // True if readers take the light path in this process (tests, ndinfo).
+    // True if readers announce themselves with no locked instruction.
     static bool LightReaders();
 
 private:
@@ -67,7 +73,7 @@ public:
     ~ReaderScope() { gate_.Leave(pass_); }
     ReaderScope(const ReaderScope &) = delete;
     ReaderScope &operator=(const ReaderScope &) = delete;
-    bool open() const { return pass_ != ReaderGate::Pass::Closed; }
+    bool open() const { return pass_.open(); }
 
 private:
     ReaderGate &gate_;
