@@ -212,9 +212,9 @@ private:
     // `polling`: the application's poll loop, which comes again at once: the
     // peer's position may be left for a later poll (not so a wake-up's pass).
     void ProgressSend(bool polling);
-    void ProgressReceive();
+    void ProgressReceive(bool polling = false);
     void ProgressSendPass();     // under send_gate_: takes tx_mu_
-    void ProgressReceivePass();  // under receive_gate_: takes rx_mu_
+    void ReceivePassLocked(std::unique_lock<QpLock> &lock);  // unlocks before it reports a failure
     // TCP variants of posting (queue_pair_tcp.cpp).
     HRESULT TcpSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags);
     HRESULT TcpOneSided(bool write, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,

@@ -218,7 +218,7 @@ void QueuePair::Progress(bool from_engine) {
         tcp_->Progress(from_engine);
         return;
     }
-    ProgressReceive();
+    ProgressReceive(!from_engine);
     ProgressSend(!from_engine);
 }
 
@@ -287,17 +287,29 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, i
     return ND_REMOTE_ERROR;
 }
 
-void QueuePair::ProgressReceive() {
+void QueuePair::ProgressReceive(bool polling) {
     State s = state();
     if (s != State::Attached && s != State::Connected) return;
     // conn_ is set before the state leaves Idle (release/acquire on state_).
     if (!conn_->channel || !RingConsumer(conn_->channel.get(), 1 - conn_->side).PublishedAt(rx_pos_.load(std::memory_order_relaxed)))
         return;  // nothing new: no lock
-    receive_gate_.Run([this] { ProgressReceivePass(); });  // see ProgressSend
+    if (polling) {
+        // The application's poll loop comes back at once: it takes the lock
+        // if it is free and otherwise leaves the message to that pass or to
+        // its next poll. The gate's two locked instructions are for calls
+        // that must not be lost (wake-ups, a Receive posted for a waiting
+        // message); an armed Notify has the progress thread poll again.
+        std::unique_lock<QpLock> lock(rx_mu_, std::try_to_lock);
+        if (lock.owns_lock()) ReceivePassLocked(lock);
+        return;
+    }
+    receive_gate_.Run([this] {  // see ProgressSend
+        std::unique_lock<QpLock> lock(rx_mu_);
+        ReceivePassLocked(lock);
+    });
 }
 
-void QueuePair::ProgressReceivePass() {
-    std::unique_lock<QpLock> lock(rx_mu_);
+void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
     bool failed = false;
     while (MsgHeader *m = consumer_.Peek()) {
         if (m->type >= MsgType::SendFragment && m->type <= MsgType::ReadResponse) {
