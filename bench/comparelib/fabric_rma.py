@@ -1,17 +1,20 @@
 """libfabric's one-sided rows: bin/fi_rma_bw from the build (bench/fabric,
 built when libfabric-dev is installed), RMA Write and RMA Read bandwidth
 over the tcp;ofi_rxm provider between two forked processes, at every
-bandwidth size. Debian 12 has no fabtests, so this is our own tool.
+bandwidth size; and libfabric's 8 B Send message rate over shm and
+tcp;ofi_rxm (--op send), next to ndperf's and UCX's. Debian 12 has no
+fabtests, so this is our own tool.
 
 fi_rma_bw --json prints one object: {"tool": "fi_rma_bw", "provider", "op",
 "size", "iters", "window", "gbps" (overall), "gbps_median" (median over
-windows: the figure), "windows", "seconds", "mr_mode"}."""
+windows: the figure), "mmsgps" (overall), "windows", "seconds", "mr_mode"}."""
 
 import json
 
 from .common import error_summary, record, run
 
 OPS = ("write", "read")
+RATE_PROVIDERS = (("shm", "shm"), ("tcp", "tcp;ofi_rxm"))  # (row name, libfabric provider)
 
 
 def label_of(op):
@@ -41,6 +44,26 @@ def record_of(doc, command):
                   provider=doc.get("provider"))
 
 
+def libfabric_msgrate(s, exe, size=8):
+    """8 B Sends, 32 in flight, into posted receives: messages per second overall."""
+    out = []
+    for name, prov in RATE_PROVIDERS:
+        label = f"libfabric {name} send"
+        cmd = [exe, "--op", "send", "--provider", prov, "--size", str(size),
+               "--iters", str(50000 if s.quick else 200000), "--timeout", str(s.run_timeout), "--json"]
+        s.log("fi_rma_bw " + " ".join(cmd[1:]))
+        rc, stdout, stderr = run(cmd, s.run_timeout + 10)
+        doc = parse_fi_rma_bw(stdout) if rc == 0 else None
+        if doc is None or "mmsgps" not in doc:
+            why = error_summary(stderr, stdout) if rc is not None else stderr
+            out.append(record("libfabric", label, name, "fi_send", "msgrate", size,
+                              error=f"fi_rma_bw failed (exit {rc}): {why}", command=cmd))
+            continue
+        out.append(record("libfabric", label, name, "fi_send", "msgrate", size, doc["mmsgps"], "overall",
+                          command=cmd, iterations=doc["iters"], window=doc["window"], provider=doc.get("provider")))
+    return out
+
+
 def libfabric_rma_runner(s):
     from .runners import find_tool  # runners imports this module
     exe = find_tool(s, "fi_rma_bw")
@@ -63,4 +86,4 @@ def libfabric_rma_runner(s):
                                   error=f"fi_rma_bw failed (exit {rc}): {why}", command=cmd))
                 break  # the larger sizes would fail the same way
             out.append(record_of(doc, cmd))
-    return out
+    return out + libfabric_msgrate(s, exe)

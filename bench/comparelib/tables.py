@@ -88,7 +88,8 @@ def rate_section(records):
                        ("FAIL" if label in failed else "-") for s in sizes]
             for label in _labels(records, ("msgrate",))]
     return ("Message rate", header, rows,
-            "million messages per second with 32 requests in flight per connection (UCX: tag_bw)")
+            "million messages per second with 32 requests in flight per connection (UCX: tag_bw; libfabric: "
+            "fi_send into posted receives, bench/fabric/fi_rma_bw --op send)")
 
 
 def mr_section(records):

@@ -1,14 +1,18 @@
 // fi_rma_bw: libfabric's one-sided (RMA Write / RMA Read) bandwidth between
 // two processes on this host, the figure OpenND's write_bw / read_bw are set
-// against (Debian 12 ships no fabtests, only fi_pingpong). See bench/README.md.
+// against, and with --op send its message rate (fi_send into posted
+// fi_recv), set against send_bw's (Debian 12 ships no fabtests, only
+// fi_pingpong). See bench/README.md.
 //
 // The process forks: the parent is the initiator, the child the target. Each
 // opens its own fabric (RDM endpoint, AV, CQ, one registered buffer of --size
 // bytes) after the fork, and they swap endpoint names, MR keys and buffer
 // addresses over a socketpair. The initiator keeps --window fi_write (fi_read)
 // operations in flight; the target only polls its CQ, which is what makes a
-// manual-progress provider (tcp;ofi_rxm) move the data, until the initiator
-// says over the socketpair that it is done. Every wait is bounded (--timeout,
+// manual-progress provider (tcp;ofi_rxm) move the data (with --op send it
+// also keeps 2 x --window receives posted and counts what arrives), until
+// the initiator says over the socketpair that it is done and how many Sends
+// to expect. Every wait is bounded (--timeout,
 // alarm() in both processes); the child dies with the parent and is reaped.
 #include <poll.h>
 #include <sched.h>
@@ -50,10 +54,14 @@ constexpr unsigned char kTargetFill = 0xc3;     // what a read fetches
 constexpr char kDone = 'D';                     // initiator -> target: stop polling
 constexpr char kBye = 'B';                      // target -> initiator: closed, exiting
 
+enum class Op { Write, Read, Send };
+
+const char *OpName(Op op) { return op == Op::Write ? "write" : op == Op::Read ? "read" : "send"; }
+
 struct Options {
     std::string provider = "tcp;ofi_rxm";
     bool provider_given = false;
-    bool read = false;
+    Op op = Op::Write;
     size_t size = 1 << 20;
     long iters = 1000;
     int window = 32;
@@ -204,10 +212,10 @@ std::string MrModeText(uint64_t m) {
     return s.empty() ? "none" : s;
 }
 
-fi_info *GetInfo(const std::string &provider) {
+fi_info *GetInfo(const std::string &provider, Op op) {
     fi_info *hints = fi_allocinfo();
     if (!hints) Die("fi_allocinfo failed");
-    hints->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->caps = op == Op::Send ? FI_MSG | FI_SEND | FI_RECV : FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->mr_mode = static_cast<int>(kMrModes);
@@ -229,11 +237,11 @@ fi_info *GetInfo(const std::string &provider) {
 
 // Opens the fabric, endpoint and registered buffer; the peer is not known yet.
 void Open(Fabric &f, const Options &o) {
-    f.info = GetInfo(o.provider);
-    if (!f.info && !o.provider_given) f.info = GetInfo("tcp");  // the default failed: plain tcp (its own RDM)
+    f.info = GetInfo(o.provider, o.op);
+    if (!f.info && !o.provider_given) f.info = GetInfo("tcp", o.op);  // the default failed: plain tcp (its own RDM)
     if (!f.info)
-        Die("fi_getinfo: no provider \"%s\" with FI_EP_RDM and FI_RMA%s", o.provider.c_str(),
-            o.provider_given ? "" : " (nor \"tcp\")");
+        Die("fi_getinfo: no provider \"%s\" with FI_EP_RDM and %s%s", o.provider.c_str(),
+            o.op == Op::Send ? "FI_MSG" : "FI_RMA", o.provider_given ? "" : " (nor \"tcp\")");
     const fi_info *i = f.info;
     if (i->ep_attr->max_msg_size && o.size > i->ep_attr->max_msg_size)
         Die("--size %zu is over the provider's max_msg_size %zu", o.size, i->ep_attr->max_msg_size);
@@ -327,30 +335,71 @@ void Meet(Fabric &f, int sock, const Options &o, char fill) {
     Learn(f, peer);
 }
 
+// --op send: the receives the target keeps posted (all into the one buffer:
+// every Send carries the same bytes).
+struct Receives {
+    std::vector<fi_context2> ctx;
+    std::vector<fi_context2 *> to_post;
+    long received = 0;
+
+    Receives(int n) : ctx(static_cast<size_t>(n)) {
+        for (auto &c : ctx) to_post.push_back(&c);
+    }
+    void Post(Fabric &f, const Options &o) {
+        while (!to_post.empty()) {
+            ssize_t r = fi_recv(f.ep, f.buf, o.size, f.desc, FI_ADDR_UNSPEC, to_post.back());
+            if (r == -FI_EAGAIN) return;  // after the next progress
+            CheckFi(static_cast<int>(r), "fi_recv");
+            to_post.pop_back();
+        }
+    }
+};
+
 int Target(int sock, const Options &o) {
     g_role = "target";
     Fabric f;
     Meet(f, sock, o, kTargetFill);
 
-    // Progress until told to stop. Nothing completes here (RMA targets see no
-    // completions); polling the CQ drives the provider's data progress.
+    // Progress until told to stop (and, for Sends, until every one has
+    // arrived). RMA targets see no completions: polling the CQ drives the
+    // provider's data progress.
+    const bool sends = o.op == Op::Send;
+    Receives rx(sends ? 2 * o.window : 0);
+    rx.Post(f, o);
+    long expected = -1;  // Sends the initiator made, once it says
     fi_cq_entry entries[16];
     Spinner spinner;
-    for (unsigned long spins = 0;; ++spins) {
+    for (unsigned long spins = 0; expected < 0 || rx.received < expected; ++spins) {
         ssize_t r = fi_cq_read(f.cq, entries, 16);
         if (r == -FI_EAVAIL) CqError(f);
         if (r < 0 && r != -FI_EAGAIN) CheckFi(static_cast<int>(r), "fi_cq_read");
-        spinner.Idle();
-        if ((spins & 63) != 0) continue;
+        for (ssize_t k = 0; k < r; ++k) {
+            if (!sends) Die("a completion at an RMA target");
+            rx.to_post.push_back(static_cast<fi_context2 *>(entries[k].op_context));
+            ++rx.received;
+        }
+        if (r > 0 || !rx.to_post.empty()) rx.Post(f, o);
+        if (r > 0)
+            spinner.Progressed();
+        else
+            spinner.Idle();
+        if ((spins & 63) != 0 || expected >= 0) continue;
         char c;
         ssize_t n = recv(sock, &c, 1, MSG_DONTWAIT);
-        if (n == 1 && c == kDone) break;
+        if (n == 1 && c == kDone) {
+            ReadAll(sock, &expected, sizeof expected, "the number of Sends");
+            continue;
+        }
         if (n == 1) Die("unexpected byte %d from the initiator", c);
         if (n == 0) Die("the initiator closed the socketpair (it failed)");
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) Die("recv: %s", std::strerror(errno));
     }
+    if (sends && rx.received > 0)
+        for (size_t k = 0; k < o.size; ++k)
+            if (f.buf[k] != kInitiatorFill) Die("a Send brought byte %zu = 0x%02x, not 0x%02x", k, f.buf[k], kInitiatorFill);
     f.Close();
     WriteAll(sock, &kBye, 1);
+    WriteAll(sock, &rx.received, sizeof rx.received);
     return 0;
 }
 
@@ -379,10 +428,11 @@ Run Pump(Fabric &f, const Options &o, long n, bool timed) {
     while (completed < n) {
         while (posted < n && !free_slots.empty()) {
             Slot *s = free_slots.back();
-            ssize_t r = o.read ? fi_read(f.ep, f.buf, o.size, f.desc, f.peer, f.peer_addr, f.peer_key, &s->ctx)
-                               : fi_write(f.ep, f.buf, o.size, f.desc, f.peer, f.peer_addr, f.peer_key, &s->ctx);
+            ssize_t r = o.op == Op::Read    ? fi_read(f.ep, f.buf, o.size, f.desc, f.peer, f.peer_addr, f.peer_key, &s->ctx)
+                        : o.op == Op::Write ? fi_write(f.ep, f.buf, o.size, f.desc, f.peer, f.peer_addr, f.peer_key, &s->ctx)
+                                            : fi_send(f.ep, f.buf, o.size, f.desc, f.peer, &s->ctx);
             if (r == -FI_EAGAIN) break;  // the provider needs progress first
-            CheckFi(static_cast<int>(r), o.read ? "fi_read" : "fi_write");
+            CheckFi(static_cast<int>(r), o.op == Op::Read ? "fi_read" : o.op == Op::Write ? "fi_write" : "fi_send");
             free_slots.pop_back();
             ++posted;
         }
@@ -433,16 +483,22 @@ int Initiator(int sock, const Options &o) {
     Fabric f;
     Meet(f, sock, o, kInitiatorFill);
 
-    Pump(f, o, std::max(o.iters / 10, 1L), false);  // warm-up: connection set-up, first touches
+    const long warmup = std::max(o.iters / 10, 1L);
+    Pump(f, o, warmup, false);  // warm-up: connection set-up, first touches
     Run run = Pump(f, o, o.iters, true);
-    if (o.read) {  // a completed read has the target's bytes here
+    if (o.op == Op::Read) {  // a completed read has the target's bytes here
         for (size_t k = 0; k < o.size; ++k)
             if (f.buf[k] != kTargetFill) Die("fi_read brought byte %zu = 0x%02x, not 0x%02x", k, f.buf[k], kTargetFill);
     }
     WriteAll(sock, &kDone, 1);
+    const long sent = o.op == Op::Send ? warmup + o.iters : 0;
+    WriteAll(sock, &sent, sizeof sent);
     char bye = 0;
     ReadAll(sock, &bye, 1, "its goodbye");
     if (bye != kBye) Die("unexpected byte %d from the target", bye);
+    long received = -1;
+    ReadAll(sock, &received, sizeof received, "its count of Sends");
+    if (received != sent) Die("the target received %ld Sends of %ld", received, sent);
 
     const std::string provider = f.info->fabric_attr->prov_name ? f.info->fabric_attr->prov_name : "?";
     const std::string mr_mode = MrModeText(f.MrMode());
@@ -454,17 +510,19 @@ int Initiator(int sock, const Options &o) {
     for (double s : run.window_seconds) rates.push_back(bytes * o.window / s / 1e9);
     // Fewer than `window` operations: the run is its only sample.
     const double median = rates.empty() ? gbps : Median(rates);
-    const char *op = o.read ? "read" : "write";
+    const double mmsgps = static_cast<double>(o.iters) / run.seconds / 1e6;
+    const char *op = OpName(o.op);
     if (o.json) {
         std::printf("{\"tool\":\"fi_rma_bw\",\"provider\":%s,\"op\":\"%s\",\"size\":%zu,\"iters\":%ld,\"window\":%d,"
-                    "\"gbps\":%.6g,\"gbps_median\":%.6g,\"windows\":%zu,\"seconds\":%.6g,\"mr_mode\":%s}\n",
-                    JsonString(provider).c_str(), op, o.size, o.iters, o.window, gbps, median, rates.size(),
+                    "\"gbps\":%.6g,\"gbps_median\":%.6g,\"mmsgps\":%.6g,\"windows\":%zu,\"seconds\":%.6g,"
+                    "\"mr_mode\":%s}\n",
+                    JsonString(provider).c_str(), op, o.size, o.iters, o.window, gbps, median, mmsgps, rates.size(),
                     run.seconds, JsonString(mr_mode).c_str());
     } else {
-        std::printf("%-14s %-6s %10s %8s %6s %12s %12s\n", "provider", "op", "bytes", "iters", "window",
-                    "GB/s overall", "GB/s median");
-        std::printf("%-14s %-6s %10zu %8ld %6d %12.3f %12.3f\n", provider.c_str(), op, o.size, o.iters, o.window, gbps,
-                    median);
+        std::printf("%-14s %-6s %10s %8s %6s %12s %12s %10s\n", "provider", "op", "bytes", "iters", "window",
+                    "GB/s overall", "GB/s median", "Mmsg/s");
+        std::printf("%-14s %-6s %10zu %8ld %6d %12.3f %12.3f %10.3f\n", provider.c_str(), op, o.size, o.iters, o.window,
+                    gbps, median, mmsgps);
     }
     std::fflush(stdout);
     return 0;
@@ -474,11 +532,13 @@ int Initiator(int sock, const Options &o) {
 
 [[noreturn]] void Usage(int status) {
     std::fprintf(status ? stderr : stdout,
-                 "usage: fi_rma_bw [--provider tcp;ofi_rxm] [--op write|read] [--size BYTES] [--iters N]\n"
+                 "usage: fi_rma_bw [--provider tcp;ofi_rxm] [--op write|read|send] [--size BYTES] [--iters N]\n"
                  "                 [--window 32] [--timeout 30] [--json]\n"
-                 "libfabric RMA Write/Read bandwidth between two forked processes on this host.\n"
+                 "libfabric RMA Write/Read bandwidth, or Send message rate, between two forked processes\n"
+                 "on this host.\n"
                  "  --provider P   libfabric provider (default \"tcp;ofi_rxm\", falling back to \"tcp\")\n"
-                 "  --op OP        write (fi_write) or read (fi_read); default write\n"
+                 "  --op OP        write (fi_write), read (fi_read) or send (fi_send into posted\n"
+                 "                 fi_recv; also reports messages per second); default write\n"
                  "  --size BYTES   bytes per operation (K, M suffixes); default 1M\n"
                  "  --iters N      timed operations, after N/10 warm-up ones; default 1000\n"
                  "  --window W     operations in flight; default 32\n"
@@ -522,11 +582,11 @@ Options Parse(int argc, char **argv) {
         else if (a == "--provider" || a == "-p") o.provider = value(), o.provider_given = true;
         else if (a == "--op") {
             std::string op = value();
-            if (op != "write" && op != "read") {
-                std::fprintf(stderr, "fi_rma_bw: --op: write or read, not %s\n", op.c_str());
+            if (op != "write" && op != "read" && op != "send") {
+                std::fprintf(stderr, "fi_rma_bw: --op: write, read or send, not %s\n", op.c_str());
                 Usage(2);
             }
-            o.read = op == "read";
+            o.op = op == "read" ? Op::Read : op == "write" ? Op::Write : Op::Send;
         } else if (a == "--size") o.size = static_cast<size_t>(ParseNumber(value(), "--size"));
         else if (a == "--iters") o.iters = static_cast<long>(ParseNumber(value(), "--iters"));
         else if (a == "--window") o.window = static_cast<int>(std::min(ParseNumber(value(), "--window"), 4096LL));

@@ -80,6 +80,24 @@ class FabricRma(unittest.TestCase):
         self.assertEqual((r["iterations"], r["window"], r["provider"]), (2000, 32, "tcp;ofi_rxm"))
         self.assertIsNone(fabric_rma.parse_fi_rma_bw("fi_rma_bw (initiator): error: fi_getinfo: ...\n"))
 
+    def test_send_message_rate_rows(self):
+        exe = os.path.join(BUILD, "bin", "fi_rma_bw")
+        if not os.access(exe, os.X_OK):
+            self.skipTest(f"no fi_rma_bw in {BUILD}/bin (libfabric-dev not installed)")
+
+        class Settings:
+            quick = True
+            run_timeout = 60
+
+            def log(self, _):
+                pass
+
+        rows = fabric_rma.libfabric_msgrate(Settings(), exe)
+        self.assertEqual([r["label"] for r in rows], ["libfabric shm send", "libfabric tcp send"])
+        for r in rows:  # every Send arrived (the tool exits 1 otherwise) and was timed
+            self.assertEqual((r["status"], r["kind"], r["size"]), ("ok", "msgrate", 8), r)
+            self.assertTrue(math.isfinite(r["value"]) and r["value"] > 0, r)
+
 
 class UpdateReadme(unittest.TestCase):
     def run_tool(self, *args):
