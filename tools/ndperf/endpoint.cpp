@@ -1,5 +1,6 @@
 #include "endpoint.h"
 
+#include <sys/mman.h>
 #include <time.h>
 
 #include <cctype>
@@ -132,11 +133,16 @@ void Region::Reset() {
     length = 0;
 }
 
+void Region::Unmap::operator()(char *p) const {
+    if (p) munmap(p, mapped);
+}
+
 void Region::Allocate(size_t n) {
     constexpr size_t kPage = 4096;
     const size_t rounded = (n + kPage - 1) / kPage * kPage;
-    bytes.reset(static_cast<char *>(std::aligned_alloc(kPage, rounded)));
-    if (!bytes) throw std::runtime_error("out of memory for a " + std::to_string(n) + "-byte buffer");
+    void *p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("out of memory for a " + std::to_string(n) + "-byte buffer");
+    bytes = std::unique_ptr<char, Unmap>(static_cast<char *>(p), Unmap{rounded});
     std::memset(bytes.get(), 0, rounded);
     length = n;
 }
@@ -278,14 +284,21 @@ ND2_RESULT Endpoint::Next(bool blocking, uint64_t timeout_ms) {
                 }
                 return r;
             }
-            if (hr == ND_PENDING) {
+            if (hr != ND_PENDING) throw std::runtime_error("CQ Notify failed: " + StatusName(hr));
+            // Other packets on the port are completions of requests already
+            // waited for with GetOverlappedResult (Register, Connect...):
+            // skipped. Taking one of them for ours left ours armed, and every
+            // later Notify with the same OVERLAPPED was refused: the wait
+            // turned into a spin.
+            for (;;) {
                 DWORD n;
                 ULONG_PTR key;
                 OVERLAPPED *got = nullptr;
                 GetQueuedCompletionStatus(port_, &n, &key, &got, static_cast<DWORD>(timeout_ms));
                 if (!got) throw std::runtime_error("no completion within the timeout");
-                cq_->GetOverlappedResult(got, FALSE);
+                if (got == &ov) break;
             }
+            cq_->GetOverlappedResult(&ov, FALSE);
             continue;
         }
         if ((spins & 4095) == 0) {

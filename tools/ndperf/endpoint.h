@@ -48,10 +48,11 @@ private:
 // are: a buffer off a page boundary has every page the kernel copies (cross-
 // memory attach, sockets) split in two, and would not measure the same copy.
 struct Region {
-    struct Free {
-        void operator()(char *p) const { std::free(p); }
+    struct Unmap {
+        size_t mapped;
+        void operator()(char *p) const;
     };
-    std::unique_ptr<char, Free> bytes;
+    std::unique_ptr<char, Unmap> bytes;
     size_t length = 0;
     IND2MemoryRegion *mr = nullptr;
     Region() = default;
