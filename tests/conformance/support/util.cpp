@@ -127,6 +127,13 @@ IpAddress Wildcard(int family, uint16_t port) {
 std::string IpText(const IpAddress &a, bool with_port) { return opennd::kit::ToString(a.sa(), with_port); }
 uint16_t PortOf(const IpAddress &a) { return opennd::kit::Port(a.sa()); }
 
+IpAddress ConnectorLocalAddress(IND2Connector *c, HRESULT *hr) {
+    IpAddress a;
+    ULONG len = sizeof a.storage;
+    *hr = c->GetLocalAddress(a.sa(), &len);
+    return a;
+}
+
 uint64_t PatternWord(uint32_t seed, uint64_t offset) {
     return (uint64_t(seed & 0xFFFFFF) << 40) | (offset & ((uint64_t(1) << 40) - 1));
 }

@@ -150,6 +150,8 @@ IpAddress WithPort(IpAddress a, uint16_t port);
 IpAddress Wildcard(int family, uint16_t port = 0);
 std::string IpText(const IpAddress &a, bool with_port = false);
 uint16_t PortOf(const IpAddress &a);
+// IND2Connector::GetLocalAddress; its status in *hr.
+IpAddress ConnectorLocalAddress(IND2Connector *c, HRESULT *hr);
 
 // ---------------------------------------------------------------- pattern
 
