@@ -79,6 +79,27 @@ HRESULT NewProvider(IND2Provider **out) {
     return g_get(g_guid, IID_IND2Provider, reinterpret_cast<void **>(out));
 }
 
+IpAddress UnservedAddress(int family) {
+    Ref<IND2Provider> p;
+    NewProvider(p.out());
+    ULONG cb = 0;
+    p->QueryAddressList(nullptr, &cb);
+    std::vector<uint8_t> buf(cb + 1);
+    std::vector<IpAddress> served;
+    if (SUCCEEDED(p->QueryAddressList(reinterpret_cast<SOCKET_ADDRESS_LIST *>(buf.data()), &cb)))
+        served = AddressListOf(reinterpret_cast<SOCKET_ADDRESS_LIST *>(buf.data()));
+    const char *v4[] = {"203.0.113.77", "198.51.100.77", "192.0.2.213", "10.255.254.253"};
+    const char *v6[] = {"2001:db8::77", "2001:db8:ffff::1", "fd12:3456:789a::77"};
+    if (family == AF_INET6) {
+        for (const char *c : v6)
+            if (!Contains(served, ParseIp(c))) return ParseIp(c);
+    } else {
+        for (const char *c : v4)
+            if (!Contains(served, ParseIp(c))) return ParseIp(c);
+    }
+    return ParseIp(family == AF_INET6 ? "2001:db8::77" : "203.0.113.77");
+}
+
 HRESULT OpenAdapterFor(const IpAddress &local, IND2Adapter **out) {
     *out = nullptr;
     Ref<IND2Provider> p;

@@ -39,6 +39,8 @@ HRESULT NewProvider(IND2Provider **out);
 HRESULT OpenAdapterFor(const IpAddress &local, IND2Adapter **out);
 // Query with the right size; zeroed on failure.
 ND2_ADAPTER_INFO QueryInfo(IND2Adapter *adapter);
+// An address of `family` this provider does not serve.
+IpAddress UnservedAddress(int family);
 
 // ------------------------------------------------------------- failures
 

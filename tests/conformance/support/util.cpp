@@ -127,6 +127,22 @@ IpAddress Wildcard(int family, uint16_t port) {
 std::string IpText(const IpAddress &a, bool with_port) { return opennd::kit::ToString(a.sa(), with_port); }
 uint16_t PortOf(const IpAddress &a) { return opennd::kit::Port(a.sa()); }
 
+std::vector<IpAddress> AddressListOf(const SOCKET_ADDRESS_LIST *list) {
+    std::vector<IpAddress> out;
+    for (INT i = 0; i < list->iAddressCount; ++i) {
+        IpAddress a;
+        if (opennd::kit::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a))
+            out.push_back(a);
+    }
+    return out;
+}
+
+bool Contains(const std::vector<IpAddress> &list, const IpAddress &a) {
+    for (const auto &x : list)
+        if (opennd::kit::SameIp(x.sa(), a.sa())) return true;
+    return false;
+}
+
 IpAddress ConnectorLocalAddress(IND2Connector *c, HRESULT *hr) {
     IpAddress a;
     ULONG len = sizeof a.storage;

@@ -150,6 +150,9 @@ IpAddress WithPort(IpAddress a, uint16_t port);
 IpAddress Wildcard(int family, uint16_t port = 0);
 std::string IpText(const IpAddress &a, bool with_port = false);
 uint16_t PortOf(const IpAddress &a);
+// The addresses of a SOCKET_ADDRESS_LIST (those of a known family).
+std::vector<IpAddress> AddressListOf(const SOCKET_ADDRESS_LIST *list);
+bool Contains(const std::vector<IpAddress> &list, const IpAddress &a);  // same IP, any port
 // IND2Connector::GetLocalAddress; its status in *hr.
 IpAddress ConnectorLocalAddress(IND2Connector *c, HRESULT *hr);
 
