@@ -143,6 +143,11 @@ bool Contains(const std::vector<IpAddress> &list, const IpAddress &a) {
     return false;
 }
 
+bool DequeuePacket(HANDLE port, OVERLAPPED_ENTRY *e, DWORD ms) {
+    ULONG n = 0;
+    return GetQueuedCompletionStatusEx(port, e, 1, &n, ms, FALSE) && n == 1;
+}
+
 IpAddress ConnectorLocalAddress(IND2Connector *c, HRESULT *hr) {
     IpAddress a;
     ULONG len = sizeof a.storage;

@@ -140,6 +140,8 @@ struct Ov : OVERLAPPED {
 // requests are cancelled (so nothing completes into a dead OVERLAPPED later)
 // and the result is kHang.
 HRESULT Finish(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, uint64_t ms = 0);
+// One completion packet from the port within `ms`; false if none.
+bool DequeuePacket(HANDLE port, OVERLAPPED_ENTRY *e, DWORD ms);
 
 // ------------------------------------------------------------- addresses
 
