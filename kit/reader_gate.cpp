@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 
 namespace opennd::kit {
@@ -56,8 +57,11 @@ struct Registry {
         pthread_atfork([] { Get().mu.lock(); }, [] { Get().mu.unlock(); }, &AfterForkInChild);
     }
 
+    // In static storage: never destroyed, and no heap block that a
+    // provider library unloaded after its CQs (dlclose) would leave behind.
     static Registry &Get() {
-        static Registry *registry = new Registry;
+        alignas(Registry) static unsigned char storage[sizeof(Registry)];
+        static Registry *registry = new (storage) Registry;
         return *registry;
     }
 
