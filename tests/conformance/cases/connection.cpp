@@ -1,7 +1,11 @@
 // Connection setup (§6), the rules of a connection that works: unique
 // ports, the connector's getters in every state, CompleteConnect without
-// Connect, private data, reject by either side, when Accept completes.
+// Connect, private data (bad buffers too), reject by either side, when
+// Accept completes.
 // Failures and abandonment: connection_failures.cpp. Run once per address.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "suite.h"
 
 namespace ndc {
@@ -113,16 +117,16 @@ TEST_P(Connection, CompleteConnectWithoutConnectR122) {
     EXPECT_ND(ND_CONNECTION_INVALID, Finish(c.get(), &ov, c->CompleteConnect(&ov)));
 }
 
-// R116: a null private-data buffer with a length is ND_ACCESS_VIOLATION
-// for Connect, Accept and Reject (unmapped memory: below).
-TEST_P(Connection, NullPrivateDataBufferR116) {
+// R116: Connect, Accept and Reject with `bad` as private data (and
+// a length) fail with ND_ACCESS_VIOLATION, and nothing crashes.
+void BadPrivateDataBuffer(Node &node, const IpAddress &addr, const void *bad) {
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
     PEER_OK(l, peer.Call(Msg("listen")));
     IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
     Cq cq;
     ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    for (const void *bad : {static_cast<const void *>(nullptr)}) {
+    {  // active side: Connect
         Conn c;
         ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
         IpAddress local = WithPort(addr, 0);
@@ -140,7 +144,7 @@ TEST_P(Connection, NullPrivateDataBufferR116) {
     Conn c;
     ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
     ASSERT_ND(ND_SUCCESS, mine.Get(c));
-    for (const void *bad : {static_cast<const void *>(nullptr)}) {
+    {
         Ov ov;
         EXPECT_ND(ND_ACCESS_VIOLATION,
                   Finish(c.connector.get(), &ov, c.connector->Accept(c.qp.get(), 8, 8, bad, 16, &ov)))
@@ -149,6 +153,18 @@ TEST_P(Connection, NullPrivateDataBufferR116) {
     }
     c.connector->Reject(nullptr, 0);
     peer.Wait(0, false);
+}
+
+// R116: a null private-data buffer with a length.
+TEST_P(Connection, NullPrivateDataBufferR116) { BadPrivateDataBuffer(node, addr, nullptr); }
+
+// R116: a private-data buffer in unmapped memory (not a crash).
+TEST_P(Connection, UnmappedPrivateDataBufferR116) {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void *hole = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(hole, MAP_FAILED);
+    BadPrivateDataBuffer(node, addr, hole);
+    munmap(hole, page);
 }
 
 // R128: a passive Reject completes the active Connect with

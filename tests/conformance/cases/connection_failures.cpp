@@ -1,9 +1,7 @@
 // Connection setup (§6) when it fails or is abandoned: refused and
 // retried, cancelled or released mid-way, failed Accepts, slow clients,
 // simultaneous connects between two processes, bad addresses, ports in
-// use, unmapped private data. Run once per address (the suite is
-// instantiated in connection.cpp).
-#include <sys/mman.h>
+// use. Run once per address (the suite is instantiated in connection.cpp).
 #include <sys/un.h>
 
 #include <memory>
@@ -373,50 +371,6 @@ TEST_P(Connection, ReleaseBeforeCompleteConnectRefusesTheAccept) {
         accept_status = ST(aw, "status");
     }
     EXPECT_ND(ND_CONNECTION_REFUSED, accept_status);
-}
-
-// R116: a private-data buffer in unmapped memory is ND_ACCESS_VIOLATION for
-// Connect, Accept and Reject (not a crash).
-TEST_P(Connection, UnmappedPrivateDataBufferR116) {
-    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    void *hole = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(hole, MAP_FAILED);
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    for (const void *bad : {static_cast<const void *>(hole)}) {
-        SCOPED_TRACE("unmapped buffer");
-        Conn c;
-        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-        IpAddress local = WithPort(addr, 0);
-        ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-        Ov ov;
-        EXPECT_ND(ND_ACCESS_VIOLATION,
-                  Finish(c.connector.get(), &ov, c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, bad,
-                                                                      16, &ov)))
-            << "Connect";
-    }
-    // Passive side: Accept and Reject with a bad buffer.
-    Listener mine;
-    ASSERT_EQ(mine.Start(node, WithPort(addr, 0)), "");
-    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", mine.port)));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_ND(ND_SUCCESS, mine.Get(c));
-    for (const void *bad : {static_cast<const void *>(hole)}) {
-        SCOPED_TRACE("unmapped buffer");
-        Ov ov;
-        EXPECT_ND(ND_ACCESS_VIOLATION,
-                  Finish(c.connector.get(), &ov, c.connector->Accept(c.qp.get(), 8, 8, bad, 16, &ov)))
-            << "Accept";
-        EXPECT_ND(ND_ACCESS_VIOLATION, c.connector->Reject(bad, 16)) << "Reject";
-    }
-    c.connector->Reject(nullptr, 0);
-    peer.Wait(0, false);
-    munmap(hole, page);
 }
 
 }  // namespace
