@@ -40,7 +40,7 @@ void AddrTest::SetUp() {
     ASSERT_TRUE(err.empty()) << err;
 }
 
-std::string Pair::Connect(Node &node, const IpAddress &address, Msg serve, const QpShape &shape, bool split_cq,
+std::string Pair::Prepare(Node &node, const IpAddress &address, Msg request, const QpShape &shape, bool split_cq,
                           ULONG cq_depth) {
     std::string err = peer.Start(address);
     if (!err.empty()) return err;
@@ -54,9 +54,24 @@ std::string Pair::Connect(Node &node, const IpAddress &address, Msg serve, const
         return "CreateCompletionQueue: " + StatusName(hr);
     if (FAILED(hr = conn.Create(node, rcq, split_cq ? icq : rcq, shape)))
         return "CreateQueuePair/CreateConnector: " + StatusName(hr);
+    if (!peer.Post(request)) return "cannot talk to the peer";
+    return "";
+}
+
+std::string Pair::PrepareActive(Node &node, const IpAddress &address) {
+    std::string err = Prepare(node, address, Msg("getreq"), QpShape(), false, 64);
+    if (!err.empty()) return err;
+    IpAddress local = WithPort(address, 0);
+    HRESULT hr = conn.connector->Bind(local.sa(), local.length());
+    return SUCCEEDED(hr) ? "" : "IND2Connector::Bind: " + StatusName(hr);
+}
+
+std::string Pair::Connect(Node &node, const IpAddress &address, Msg serve, const QpShape &shape, bool split_cq,
+                          ULONG cq_depth) {
     if (serve.verb().empty()) serve = Msg("serve");
-    if (!peer.Post(serve)) return "cannot talk to the peer";
-    hr = conn.Connect(dest);
+    std::string err = Prepare(node, address, serve, shape, split_cq, cq_depth);
+    if (!err.empty()) return err;
+    HRESULT hr = conn.Connect(dest);
     Msg s = peer.Wait();
     if (FAILED(hr)) return "Connect to " + IpText(dest, true) + ": " + StatusName(hr);
     if (!s.ok()) return "peer serve: " + s.error();

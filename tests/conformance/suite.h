@@ -119,6 +119,14 @@ struct Pair {
     // "" or why not. split_cq: separate receive and initiator CQs.
     std::string Connect(Node &node, const IpAddress &address, Msg serve = Msg("serve"),
                         const QpShape &shape = QpShape(), bool split_cq = false, ULONG cq_depth = 1024);
+    // Connect's first half: the peer listens (dest) and is sent `request`;
+    // the CQ(s) and conn exist, nothing is connected yet.
+    std::string Prepare(Node &node, const IpAddress &address, Msg request, const QpShape &shape = QpShape(),
+                        bool split_cq = false, ULONG cq_depth = 1024);
+    // For cases that drive the active side by hand: Prepare with the peer
+    // waiting for the request (getreq), a 64-entry CQ, and conn's connector
+    // bound to `address`, port 0.
+    std::string PrepareActive(Node &node, const IpAddress &address);
 };
 
 // The remote buffer a peer registered ("reg").

@@ -170,17 +170,11 @@ TEST_P(Connection, UnmappedPrivateDataBufferR116) {
 // R128: a passive Reject completes the active Connect with
 // ND_CONNECTION_REFUSED and carries its private data.
 TEST_P(Connection, PassiveRejectR128) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_TRUE(peer.Post(Msg("getreq")));
-    IpAddress local = WithPort(addr, 0);
-    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");
+    Peer &peer = p.peer;
+    Conn &c = p.conn;
+    const IpAddress &dest = p.dest;
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -198,17 +192,11 @@ TEST_P(Connection, PassiveRejectR128) {
 // R128, D31: the active side rejects after Connect completed; the passive
 // Accept fails (refused or aborted).
 TEST_P(Connection, ActiveRejectR128) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_TRUE(peer.Post(Msg("getreq")));
-    IpAddress local = WithPort(addr, 0);
-    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");
+    Peer &peer = p.peer;
+    Conn &c = p.conn;
+    const IpAddress &dest = p.dest;
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -226,17 +214,11 @@ TEST_P(Connection, ActiveRejectR128) {
 // R127: Accept makes the active Connect complete, and completes itself only
 // after the active side's CompleteConnect.
 TEST_P(Connection, AcceptCompletesAfterCompleteConnectR127) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_TRUE(peer.Post(Msg("getreq")));
-    IpAddress local = WithPort(addr, 0);
-    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");
+    Peer &peer = p.peer;
+    Conn &c = p.conn;
+    const IpAddress &dest = p.dest;
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());

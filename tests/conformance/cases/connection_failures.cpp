@@ -139,17 +139,11 @@ TEST_P(Connection, ActiveCancelsDuringConnectR126R143) {
 
 // R143: releasing the connector during Connect abandons it as well.
 TEST_P(Connection, ActiveReleasesDuringConnectR143) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_TRUE(peer.Post(Msg("getreq")));
-    IpAddress local = WithPort(addr, 0);
-    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");
+    Peer &peer = p.peer;
+    Conn &c = p.conn;
+    const IpAddress &dest = p.dest;
     auto ov = std::make_unique<Ov>();
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, ov.get());
     PEER_OK(req, peer.Wait());
@@ -197,17 +191,11 @@ TEST_P(Connection, ConnectorUnusableAfterFailedAcceptR123) {
 // both come seconds late).
 TEST_P(Connection, SlowClientsAreNotTimedOutR121R151) {
     constexpr uint64_t kDelay = 2000;
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_TRUE(peer.Post(Msg("getreq")));
-    IpAddress local = WithPort(addr, 0);
-    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");
+    Peer &peer = p.peer;
+    Conn &c = p.conn;
+    const IpAddress &dest = p.dest;
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
@@ -344,17 +332,11 @@ TEST_P(Connection, BindingAPortInUseR112R146) {
 // COMPAT: releasing the connector after Connect completed but before
 // CompleteConnect: the passive side's Accept fails ND_CONNECTION_REFUSED.
 TEST_P(Connection, ReleaseBeforeCompleteConnectRefusesTheAccept) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_TRUE(peer.Post(Msg("getreq")));
-    IpAddress local = WithPort(addr, 0);
-    ASSERT_ND(ND_SUCCESS, c.connector->Bind(local.sa(), local.length()));
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");
+    Peer &peer = p.peer;
+    Conn &c = p.conn;
+    const IpAddress &dest = p.dest;
     Ov ov;
     HRESULT hr = c.connector->Connect(c.qp.get(), dest.sa(), dest.length(), 8, 8, nullptr, 0, &ov);
     PEER_OK(req, peer.Wait());
