@@ -9,6 +9,8 @@
 //    dispatcher once the last request handler or dependent is gone. A close
 //    called from a callback of the same object is such a case: the callback's
 //    request is still in flight until it returns.
+#include <algorithm>
+
 #include "adapter.h"
 
 #include "opennd/kit/overlapped.h"
@@ -32,6 +34,7 @@ void Adapter::Register(Object *o, Object *a1, Object *a2, Object *a3, Object *a4
 
 void Adapter::Link(Object *o, Object *antecedent) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (std::find(o->antecedents_.begin(), o->antecedents_.end(), antecedent) != o->antecedents_.end()) return;
     o->antecedents_.push_back(antecedent);
     ++antecedent->dependents_;
 }
@@ -47,9 +50,9 @@ bool Adapter::AnyOpenLocked() const {
     return false;
 }
 
-void Adapter::RequestStarted(Object *o) {
+void Adapter::RequestStarted(Object *o, int count) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++o->inflight_;
+    o->inflight_ += count;
 }
 
 void Adapter::RequestEnded(Object *o) {
@@ -65,10 +68,22 @@ void Adapter::RequestEnded(Object *o) {
     if (finish) Complete(o, true);
 }
 
+void Adapter::EndHold(Object *o) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        bool last = o->closing_.load(std::memory_order_relaxed) && o->inflight_ == 1;
+        if (!last || KickLocked(o)) {  // the kick holds its own count
+            --o->inflight_;
+            return;
+        }
+    }
+    RequestEnded(o);  // no memory for a kick: the close completes here after all
+}
+
 // A packet that only makes the dispatcher re-check a pending close.
-void Adapter::KickLocked(Object *o) {
+bool Adapter::KickLocked(Object *o) {
     Request *r = new (std::nothrow) Request;
-    if (!r) return;  // the close then completes with the next event on the object
+    if (!r) return false;  // the close then completes with the next event on the object
     r->owner = o;
     r->kind = RequestKind::Kick;
     r->synthetic = true;
@@ -76,7 +91,9 @@ void Adapter::KickLocked(Object *o) {
     if (!Post(r)) {
         --o->inflight_;
         delete r;
+        return false;
     }
+    return true;
 }
 
 NTSTATUS Adapter::Close(Object *o, NDK_FN_CLOSE_COMPLETION done, void *context) {

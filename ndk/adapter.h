@@ -55,8 +55,9 @@ public:
         r->kind = kind;
         r->done = done;
         r->context = context;
-        RequestStarted(o);
+        RequestStarted(o, 2);  // the request, and a hold on `o` until call() returns
         HRESULT hr = call(&r->ov);
+        EndHold(o);
         if (hr == ND_PENDING) return STATUS_PENDING;
         delete r;
         RequestEnded(o);
@@ -65,20 +66,24 @@ public:
     // An internal request behind event callbacks. An inline ND_SUCCESS (or any
     // inline status, with deliver_inline) is posted to the port so the
     // handler runs on the dispatcher like a pending one. False if nothing is
-    // in flight: the caller disposes of `r`.
+    // in flight: the caller disposes of `r`. A close that started meanwhile
+    // (from another thread, or from the callback of this very request) may
+    // have cancelled before the request existed, so it is cancelled here too.
     template <class Call>
     bool StartEvent(Object *o, Request *r, bool deliver_inline, Call &&call) {
         r->owner = o;
-        RequestStarted(o);
+        RequestStarted(o, 2);  // as in Start
         HRESULT hr = call(&r->ov);
-        if (hr == ND_PENDING) return true;
-        if (hr == ND_SUCCESS || deliver_inline) {
+        bool started = hr == ND_PENDING;
+        if (!started && (hr == ND_SUCCESS || deliver_inline)) {
             r->synthetic = true;
             r->status = hr;
-            if (Post(r)) return true;
+            started = Post(r);
         }
-        RequestEnded(o);
-        return false;
+        if (started && o->closing()) o->StopWork();
+        EndHold(o);
+        if (!started) RequestEnded(o);
+        return started;
     }
 
 private:
@@ -88,11 +93,16 @@ private:
     void Run();
     void Handle(Request *r);
     bool Post(Request *r);
-    void RequestStarted(Object *o);
+    void RequestStarted(Object *o, int count = 1);
     void RequestEnded(Object *o);
+    // Ends the hold a thread took on `o` for the length of an ND2 call. The
+    // request's completion may have run meanwhile and its callback closed
+    // `o`: then the close completes on the dispatcher, after this thread has
+    // let go of the object, never inline here.
+    void EndHold(Object *o);
     bool ReadyLocked(const Object *o) const;
     bool AnyOpenLocked() const;
-    void KickLocked(Object *o);
+    bool KickLocked(Object *o);
     void Complete(Object *o, bool async);
     void Shutdown();  // stops and joins the dispatcher (not from it)
 

@@ -40,11 +40,7 @@ void Connector::WatchDisconnect() {
     Request *r = new (std::nothrow) Request;
     if (!r) return;
     r->kind = RequestKind::DisconnectNotify;
-    if (!adapter()->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->NotifyDisconnect(ov); })) {
-        delete r;
-        return;
-    }
-    if (closing()) nd_->CancelOverlappedRequests();  // a close raced with this watch
+    if (!adapter()->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->NotifyDisconnect(ov); })) delete r;
 }
 
 void Connector::OnRequestDone(Request *request, HRESULT status) {
@@ -85,7 +81,7 @@ NTSTATUS Connect(NDK_CONNECTOR *pConnector, NDK_QP *pQp, CONST PSOCKADDR pSrcAdd
     if (pSrcAddress) {
         // A connector whose earlier attempt failed is still bound: keep that.
         HRESULT hr = c->nd()->Bind(pSrcAddress, SrcAddressLength);
-        if (FAILED(hr) && hr != ND_INVALID_DEVICE_STATE) return StatusFromNd(hr);
+        if (FAILED(hr) && hr != ND_INVALID_DEVICE_STATE) return BindStatusFromNd(hr);
     }
     Qp *qp = Self<Qp>(pQp);
     c->UseQp(qp);
@@ -161,9 +157,11 @@ NTSTATUS GetPeerAddress(NDK_CONNECTOR *pConnector, PSOCKADDR pAddress, ULONG *pA
 
 NTSTATUS Disconnect(NDK_CONNECTOR *pConnector, NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext) {
     Connector *c = Self<Connector>(pConnector);
-    c->MarkLocalDisconnect();
-    return c->adapter()->Start(c, RequestKind::Consumer, RequestCompletion, RequestContext,
-                               [&](OVERLAPPED *ov) { return c->nd()->Disconnect(ov); });
+    const bool marked = c->MarkLocalDisconnect(true);  // the disconnect it causes is no event
+    NTSTATUS status = c->adapter()->Start(c, RequestKind::Consumer, RequestCompletion, RequestContext,
+                                          [&](OVERLAPPED *ov) { return c->nd()->Disconnect(ov); });
+    if (!NT_SUCCESS(status) && !marked) c->MarkLocalDisconnect(false);  // refused: the peer's still is one
+    return status;
 }
 
 }  // namespace

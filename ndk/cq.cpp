@@ -38,12 +38,7 @@ void Cq::Arm(ULONG type) {
     r->kind = RequestKind::CqNotify;
     r->round = round;
     // An inline error (the CQ overran) is delivered as a notification too.
-    if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) {
-        // A close that started meanwhile (from another thread, while a
-        // callback re-arms) may have cancelled before this Notify existed.
-        if (closing()) nd_->CancelOverlappedRequests();
-        return;
-    }
+    if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) return;
     delete r;  // could not even be posted: let the next arm try again
     std::lock_guard<std::mutex> lock(arm_mu_);
     if (round_ == round) round_types_ &= ~(1u << type);

@@ -37,10 +37,7 @@ void Listener::Next() {
     }
     r->kind = RequestKind::ConnectionRequest;
     r->connector = spare;
-    if (a->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->GetConnectionRequest(spare, ov); })) {
-        if (closing()) nd_->CancelOverlappedRequests();  // a close raced with this request
-        return;
-    }
+    if (a->StartEvent(this, r, false, [&](OVERLAPPED *ov) { return nd_->GetConnectionRequest(spare, ov); })) return;
     spare->Release();
     delete r;
 }
@@ -83,7 +80,8 @@ NTSTATUS Listen(NDK_LISTENER *pListener, CONST PSOCKADDR pAddress, ULONG Address
     Listener *l = Self<Listener>(pListener);
     if (!pAddress) return STATUS_INVALID_PARAMETER_2;
     HRESULT hr = l->nd()->Bind(pAddress, AddressLength);
-    if (SUCCEEDED(hr)) hr = l->nd()->Listen(0);
+    if (FAILED(hr)) return BindStatusFromNd(hr);
+    hr = l->nd()->Listen(0);
     if (FAILED(hr)) return StatusFromNd(hr);
     l->Next();
     return STATUS_SUCCESS;

@@ -88,10 +88,13 @@ public:
     ~Srq() override;
     NDK_SRQ *pub() { return &face_.pub; }
     IND2SharedReceiveQueue *nd() const { return nd_; }
-    // Arms the notification (one callback per arm) if a callback was given.
-    // `issue`: also start an ND2 Notify if none is in flight.
-    void Arm(bool issue = true);
-    bool NotifyInFlight();
+    // A notification is owed from now on (one callback per arm); returns
+    // whether one already was. Forgive withdraws it (a Modify that failed).
+    bool Owe();
+    void Forgive();
+    // Starts an ND2 Notify for an owed notification that no Notify in flight
+    // serves (if a callback was given).
+    void Issue();
 
     IND2Overlapped *Overlapped() override { return nd_; }
     void OnRequestDone(Request *request, HRESULT status) override;
@@ -133,7 +136,8 @@ public:
     // CompleteConnect/Accept succeeded: watch for the peer's disconnect.
     void WatchDisconnect();
     void SetDisconnectEvent(NDK_FN_DISCONNECT_EVENT_CALLBACK event, void *context);
-    void MarkLocalDisconnect() { local_disconnect_.store(true); }
+    // Sets or clears the mark of a local Disconnect; the previous mark.
+    bool MarkLocalDisconnect(bool on) { return local_disconnect_.exchange(on); }
 
     IND2Overlapped *Overlapped() override { return nd_; }
     void OnRequestDone(Request *request, HRESULT status) override;

@@ -67,7 +67,10 @@ NTSTATUS CreateSrq(NDK_PD *pPd, ULONG SrqDepth, ULONG MaxReceiveRequestSge, ULON
     if (FAILED(hr)) return StatusFromNd(hr);
     Srq *srq = new (std::nothrow) Srq(a, nd, NotifyThreshold, SrqNotification, SrqNotificationContext);
     NTSTATUS status = Hand(a, srq, nd, pd, nullptr, nullptr, nullptr, ppSrq);
-    if (NT_SUCCESS(status) && NotifyThreshold) srq->Arm();
+    if (NT_SUCCESS(status) && NotifyThreshold) {
+        srq->Owe();
+        srq->Issue();
+    }
     return status;
 }
 

@@ -1,7 +1,8 @@
 // NDK QP over IND2QueuePair: the data path. Every post is the ND2 call of the
 // same name with the flags translated (one table lookup) and the SGE array
 // passed through (same layout). No lock: NDK consumers serialise posts per
-// queue, as ND2 providers allow.
+// queue, as ND2 providers allow (Bind, rare, links the window to its MR
+// under the adapter's lock).
 #include "objects.h"
 
 namespace opennd::ndk {
@@ -39,8 +40,15 @@ NTSTATUS Bind(NDK_QP *pQp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw, PVOID
     ULONG flags;
     NTSTATUS status = OpFlagsToNd(Flags, &flags);
     if (status != STATUS_SUCCESS) return status;
-    return StatusFromNd(Self<Qp>(pQp)->nd()->Bind(RequestContext, Self<Mr>(pMr)->nd(), Self<Mw>(pMw)->nd(),
-                                                  VirtualAddress, Length, flags));
+    Qp *qp = Self<Qp>(pQp);
+    Mr *mr = Self<Mr>(pMr);
+    Mw *mw = Self<Mw>(pMw);
+    HRESULT hr = qp->nd()->Bind(RequestContext, mr->nd(), mw->nd(), VirtualAddress, Length, flags);
+    // MR -> MW is an antecedent link (NDK-SPEC 1): the window keeps the
+    // registration alive, so the MR's close waits until the window closes.
+    // Not undone by Invalidate: its completion goes to the consumer's CQ.
+    if (SUCCEEDED(hr)) qp->adapter()->Link(mw, mr);
+    return StatusFromNd(hr);
 }
 
 // Needs fast-register MRs, which ND2 cannot express (pd.cpp).

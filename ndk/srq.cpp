@@ -8,6 +8,7 @@
 // NdkModifySrq gives at most one notification even when the Modify itself
 // releases a Notify that was already in flight.
 #include <new>
+#include <utility>
 
 #include "objects.h"
 
@@ -24,26 +25,27 @@ Srq::Srq(Adapter *adapter, IND2SharedReceiveQueue *nd, ULONG threshold, NDK_FN_S
 
 Srq::~Srq() { nd_->Release(); }
 
-bool Srq::NotifyInFlight() {
+bool Srq::Owe() {
     std::lock_guard<std::mutex> lock(arm_mu_);
-    return notify_pending_;
+    return std::exchange(armed_, true);
 }
 
-void Srq::Arm(bool issue) {
+void Srq::Forgive() {
+    std::lock_guard<std::mutex> lock(arm_mu_);
+    armed_ = false;
+}
+
+void Srq::Issue() {
     if (!notify_ || closing()) return;
     {
         std::lock_guard<std::mutex> lock(arm_mu_);
-        armed_ = true;
-        if (notify_pending_ || !issue) return;  // the Notify in flight serves this arm
+        if (!armed_ || notify_pending_) return;  // nothing owed, or the Notify in flight serves it
         notify_pending_ = true;
     }
     Request *r = new (std::nothrow) Request;
     if (r) {
         r->kind = RequestKind::SrqNotify;
-        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(ov); })) {
-            if (closing()) nd_->CancelOverlappedRequests();  // a close raced with this arm
-            return;
-        }
+        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(ov); })) return;
         delete r;
     }
     std::lock_guard<std::mutex> lock(arm_mu_);
@@ -69,13 +71,17 @@ namespace {
 // keeps the depth, threshold 0 keeps the threshold and the arming state.
 NTSTATUS ModifySrq(NDK_SRQ *pSrq, ULONG SrqDepth, ULONG NotifyThreshold, NDK_FN_REQUEST_COMPLETION, PVOID) {
     Srq *srq = Self<Srq>(pSrq);
-    // A Notify already in flight serves the new arm (the Modify may release
-    // it at once); otherwise one starts after the Modify, on the new threshold.
-    const bool in_flight = srq->NotifyInFlight();
-    if (NotifyThreshold) srq->Arm(false);  // owed from now on
+    // Owed from before the Modify: a Notify in flight (which the Modify may
+    // release at once) serves it. If none does once the Modify is done (none
+    // was in flight, or it completed before this arm) one starts then, on
+    // the new threshold.
+    const bool owed = NotifyThreshold && srq->Owe();
     HRESULT hr = srq->nd()->Modify(SrqDepth, NotifyThreshold);
-    if (FAILED(hr)) return StatusFromNd(hr);
-    if (NotifyThreshold && !in_flight) srq->Arm(true);
+    if (FAILED(hr)) {
+        if (NotifyThreshold && !owed) srq->Forgive();
+        return StatusFromNd(hr);
+    }
+    if (NotifyThreshold) srq->Issue();
     return STATUS_SUCCESS;
 }
 

@@ -122,6 +122,11 @@ NTSTATUS SizeStatusFromNd(HRESULT hr) {
     return hr == ND_BUFFER_OVERFLOW ? STATUS_BUFFER_TOO_SMALL : StatusFromNd(hr);
 }
 
+NTSTATUS BindStatusFromNd(HRESULT hr) {
+    return static_cast<NTSTATUS>(hr) == STATUS_ADDRESS_ALREADY_ASSOCIATED ? STATUS_SHARING_VIOLATION
+                                                                          : StatusFromNd(hr);
+}
+
 NTSTATUS OpFlagsToNdSlow(ULONG ndk, ULONG *nd) {
     if (ndk >= kOpFlagBits) return STATUS_INVALID_PARAMETER;
     *nd = kOpFlagLookup.nd[ndk];

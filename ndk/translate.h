@@ -16,6 +16,9 @@ inline NTSTATUS StatusFromNd(HRESULT hr) { return hr == ND_SUCCESS ? STATUS_SUCC
 // The same for calls that report a required buffer size (Query, addresses,
 // private data): ND2 says ND_BUFFER_OVERFLOW, NDK says STATUS_BUFFER_TOO_SMALL.
 NTSTATUS SizeStatusFromNd(HRESULT hr);
+// Bind of a listener or connector: ND2 providers report an address and port
+// in use as 0xC0000238 (COMPAT-NOTES); NDK names STATUS_SHARING_VIOLATION.
+NTSTATUS BindStatusFromNd(HRESULT hr);
 
 // Work-request flags. ND2 numbers them differently (ND_OP_FLAG_ALLOW_READ 0x8,
 // ALLOW_WRITE 0x10, INLINE 0x20 against NDK's 0x8, 0x30, 0x40). Hints ND2 has

@@ -149,6 +149,40 @@ TEST(NdkClose, ACallbackMayCloseItsOwnObject) {
     EXPECT_EQ(Close(a), STATUS_SUCCESS);
 }
 
+// The same without a pause, many times: the request's callback may close
+// the MR before NdkRegisterMr has even returned on the consumer's thread.
+// That thread holds the object until the call is out of the provider; each
+// close still completes exactly once (on the adapter's thread).
+TEST(NdkClose, ACallbackClosingItsObjectRacesTheCallThatStartedIt) {
+    struct Ctx {
+        NDK_MR *mr = nullptr;
+        Completion closed;
+        static VOID Closed(PVOID c) { static_cast<Ctx *>(c)->closed.Hit(STATUS_SUCCESS); }
+        static VOID Registered(PVOID c, NTSTATUS) {
+            Ctx *x = static_cast<Ctx *>(c);
+            x->mr->Dispatch->NdkCloseMr(&x->mr->Header, Closed, x);
+        }
+    };
+    NDK_ADAPTER *a = nullptr;
+    ASSERT_EQ(OpenLoopback(&a), STATUS_SUCCESS);
+    NDK_PD *pd = nullptr;
+    ASSERT_EQ(a->Dispatch->NdkCreatePd(a, nullptr, nullptr, &pd), STATUS_SUCCESS);
+    std::vector<char> buffer(8192);
+    MDL mdl;
+    MmInitializeMdl(&mdl, buffer.data(), buffer.size());
+    constexpr int kRounds = 200;
+    std::vector<Ctx> ctx(kRounds);
+    for (Ctx &x : ctx) {
+        ASSERT_EQ(pd->Dispatch->NdkCreateMr(pd, FALSE, nullptr, nullptr, &x.mr), STATUS_SUCCESS);
+        ASSERT_EQ(x.mr->Dispatch->NdkRegisterMr(x.mr, &mdl, buffer.size(), 0, Ctx::Registered, &x), STATUS_PENDING);
+    }
+    for (Ctx &x : ctx) ASSERT_TRUE(x.closed.Wait());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (Ctx &x : ctx) EXPECT_EQ(x.closed.Count(), 1);
+    EXPECT_EQ(Close(pd), STATUS_SUCCESS);  // no MR left behind
+    EXPECT_EQ(Close(a), STATUS_SUCCESS);
+}
+
 TEST(NdkClose, ADisconnectEventMayCloseItsConnector) {
     struct Ctx {
         NDK_CONNECTOR *connector = nullptr;

@@ -109,14 +109,14 @@ TEST_F(NdkConnection, ListenerAddressAndErrors) {
     GUID id{};
     NDK_EXTENSION_INTERFACE ext{};
     EXPECT_EQ(l->Dispatch->NdkQueryExtension(&l->Header, &id, NDK_VERSION{1, 0}, &ext), STATUS_NOT_SUPPORTED);
-    // A second listener on the same port: the provider's inline error.
+    // A second listener on the same port: an inline error.
     NDK_LISTENER *other = nullptr;
     ASSERT_EQ(pair_.adapter->Dispatch->NdkCreateListener(pair_.adapter, Pair::OnConnect, &pair_, nullptr, nullptr,
                                                          &other),
               STATUS_SUCCESS);
     Completion c;
-    NTSTATUS s = other->Dispatch->NdkListen(other, Sa(&a), sizeof a, Completion::Request, &c);
-    EXPECT_FALSE(NT_SUCCESS(s));
+    // NDK names it STATUS_SHARING_VIOLATION (ND2's 0xC0000238 is translated).
+    EXPECT_EQ(other->Dispatch->NdkListen(other, Sa(&a), sizeof a, Completion::Request, &c), STATUS_SHARING_VIOLATION);
     EXPECT_EQ(c.Count(), 0);
     EXPECT_EQ(Close(other), STATUS_SUCCESS);
 }
@@ -130,6 +130,12 @@ TEST_F(NdkConnection, ConnectErrorsAndSharedEndpoint) {
     EXPECT_EQ(c->Dispatch->NdkConnectWithSharedEndpoint(c, pair_.client.qp, nullptr, Sa(&dst), sizeof dst, 1, 1,
                                                         nullptr, 0, Completion::Request, nullptr),
               STATUS_NOT_SUPPORTED);
+    // A source address and port in use (the listener's): refused inline.
+    Completion none;
+    sockaddr_in taken = Loopback(pair_.port);
+    EXPECT_EQ(c->Dispatch->NdkConnect(c, pair_.client.qp, Sa(&taken), sizeof taken, Sa(&dst), sizeof dst, 1, 1,
+                                      nullptr, 0, Completion::Request, &none),
+              STATUS_SHARING_VIOLATION);
     // Nobody listens on port 9: refused (inline or through the callback).
     Completion refused;
     sockaddr_in src = Loopback(), nobody = Loopback(9);
@@ -137,7 +143,6 @@ TEST_F(NdkConnection, ConnectErrorsAndSharedEndpoint) {
                                          nullptr, 0, Completion::Request, &refused);
     EXPECT_EQ(Finish(s, refused), STATUS_CONNECTION_REFUSED);
     // Not connected: CompleteConnect and Disconnect fail inline.
-    Completion none;
     EXPECT_EQ(c->Dispatch->NdkCompleteConnect(c, nullptr, nullptr, Completion::Request, &none),
               STATUS_CONNECTION_INVALID);
     EXPECT_EQ(c->Dispatch->NdkDisconnect(c, Completion::Request, &none), STATUS_CONNECTION_INVALID);
@@ -162,6 +167,22 @@ TEST_F(NdkConnection, DisconnectEventFiresOnceForThePeer) {
     if (post == STATUS_SUCCESS) {
         EXPECT_EQ(pair_.server.Next().Status, STATUS_CANCELLED);
     }
+}
+
+// A Disconnect refused inline (not connected yet) is no local disconnect:
+// the peer's later disconnect is still reported.
+TEST_F(NdkConnection, ARefusedDisconnectDoesNotHideThePeersDisconnect) {
+    NDK_CONNECTOR *c = pair_.client.connector;
+    Completion none;
+    EXPECT_EQ(c->Dispatch->NdkDisconnect(c, Completion::Request, &none), STATUS_CONNECTION_INVALID);
+    ASSERT_TRUE(pair_.Connect());
+    NDK_CONNECTOR *s = pair_.server.connector;
+    Completion done;
+    EXPECT_EQ(Finish(s->Dispatch->NdkDisconnect(s, Completion::Request, &done), done), STATUS_SUCCESS);
+    ASSERT_TRUE(pair_.client.disconnected.Wait());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(pair_.client.disconnected.Count(), 1);
+    EXPECT_EQ(none.Count(), 0);
 }
 
 TEST_F(NdkConnection, ClosingAConnectedConnectorDisconnectsThePeer) {

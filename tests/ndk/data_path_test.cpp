@@ -135,6 +135,36 @@ TEST_F(NdkDataPath, BindMemoryWindowThenInvalidate) {
     EXPECT_EQ(Close(mw), STATUS_SUCCESS);
 }
 
+// MR -> MW (bind) is an antecedent link (NDK-SPEC 1): an MR closed while a
+// window is bound to it pends, its memory still reachable through the window,
+// until the window closes; then the MR's own token is dead too.
+TEST_F(NdkDataPath, MrClosedWithABoundWindowPendsUntilTheWindowCloses) {
+    Side &c = pair_.client, &s = pair_.server;
+    NDK_MW *mw = nullptr;
+    ASSERT_EQ(s.pd->Dispatch->NdkCreateMw(s.pd, nullptr, nullptr, &mw), STATUS_SUCCESS);
+    ASSERT_EQ(s.qp->Dispatch->NdkBind(s.qp, mw, s.region.mr, mw, s.region.bytes.data(), 65536,
+                                      NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+              STATUS_SUCCESS);
+    ASSERT_EQ(s.Next().Status, STATUS_SUCCESS);
+    const UINT32 window = mw->Dispatch->NdkGetRemoteTokenFromMw(mw);
+    const UINT32 region = s.region.mr->Dispatch->NdkGetRemoteTokenFromMr(s.region.mr);
+    Completion mr_closed;
+    EXPECT_EQ(Close(s.region.mr, &mr_closed), STATUS_PENDING);
+    s.region.mr = nullptr;  // its close is under way
+    Fill(c.region.bytes, 4096, 5);
+    NDK_SGE ws = c.region.Sge(0, 4096);
+    ASSERT_EQ(c.qp->Dispatch->NdkWrite(c.qp, nullptr, &ws, 1, s.region.Address(), window, 0), STATUS_SUCCESS);
+    ASSERT_EQ(c.Next().Status, STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(s.region.bytes.data(), c.region.bytes.data(), 4096), 0);
+    EXPECT_EQ(mr_closed.Count(), 0);
+    EXPECT_EQ(Close(mw), STATUS_SUCCESS);
+    ASSERT_TRUE(mr_closed.Wait());
+    ASSERT_EQ(c.qp->Dispatch->NdkWrite(c.qp, nullptr, &ws, 1, s.region.Address(), region, 0), STATUS_SUCCESS);
+    EXPECT_EQ(c.Next().Status, STATUS_ACCESS_VIOLATION);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(mr_closed.Count(), 1);
+}
+
 TEST_F(NdkDataPath, FlushCancelsPostedReceives) {
     Side &s = pair_.server;
     NDK_SGE rs = s.region.Sge(0, 128);
