@@ -22,21 +22,17 @@ HRESULT OverlappedRequests::Begin(OVERLAPPED *ov) {
     if (index_.count(ov)) return ND_INVALID_PARAMETER;  // reusing an OVERLAPPED still in flight
     ov->InternalHigh = 0;
     __atomic_store_n(&ov->Internal, static_cast<ULONG_PTR>(static_cast<uint32_t>(ND_PENDING)), __ATOMIC_RELEASE);
-    order_.push_back(ov);
+    order_.push_back(Pending{ov, OpenNdBeginOverlapped(ov)});
     index_.emplace(ov, std::prev(order_.end()));
     return ND_PENDING;
 }
 
 void OverlappedRequests::DeliverLocked(OVERLAPPED *ov, HRESULT status, ULONG_PTR bytes) {
     auto it = index_.find(ov);
+    OpenNdEventRef *event = it->second->event;
     order_.erase(it->second);
     index_.erase(it);
-    if (target_) {
-        OpenNdCompleteOverlapped(target_.get(), ov, status, bytes);
-    } else {
-        ov->InternalHigh = bytes;
-        __atomic_store_n(&ov->Internal, static_cast<ULONG_PTR>(static_cast<uint32_t>(status)), __ATOMIC_RELEASE);
-    }
+    OpenNdCompleteOverlappedEx(target_.get(), ov, status, bytes, event);  // no target: status and event only
     done_.notify_all();
 }
 
@@ -57,7 +53,7 @@ HRESULT OverlappedRequests::CompleteNow(OVERLAPPED *ov, HRESULT status, ULONG_PT
 bool OverlappedRequests::CompleteOldest(HRESULT status, ULONG_PTR bytes, OVERLAPPED **which) {
     std::lock_guard<std::mutex> lock(mu_);
     if (order_.empty()) return false;
-    OVERLAPPED *ov = order_.front();
+    OVERLAPPED *ov = order_.front().ov;
     if (which) *which = ov;
     DeliverLocked(ov, status, bytes);
     return true;
@@ -75,7 +71,7 @@ size_t OverlappedRequests::PendingCount() {
 
 HRESULT OverlappedRequests::CancelAll() {
     std::lock_guard<std::mutex> lock(mu_);
-    while (!order_.empty()) DeliverLocked(order_.front(), ND_CANCELED, 0);
+    while (!order_.empty()) DeliverLocked(order_.front().ov, ND_CANCELED, 0);
     return ND_SUCCESS;
 }
 

@@ -14,6 +14,13 @@
  *  4. the file's descriptor (OpenNdHandleFd) becomes readable.
  * Call it exactly once per request that returned ND_PENDING, and never for one
  * that returned ND_SUCCESS or an error (skip-on-success).
+ *
+ * A provider that calls OpenNdBeginOverlapped when a request starts gets two
+ * more Windows behaviours: the event is reset as the request begins (as the
+ * I/O manager does), and the completion signals the event that hEvent named
+ * then, even if the application has closed that handle since and the value
+ * now names another event. It completes such a request with
+ * OpenNdCompleteOverlappedEx.
  */
 #ifndef OPENND_OVERLAPPED_FILE_H
 #define OPENND_OVERLAPPED_FILE_H
@@ -32,6 +39,18 @@ OPENND_API OpenNdCompletionTarget *OpenNdAcquireCompletionTarget(HANDLE h);
 OPENND_API void OpenNdReleaseCompletionTarget(OpenNdCompletionTarget *target);
 OPENND_API void OpenNdCompleteOverlapped(OpenNdCompletionTarget *target, OVERLAPPED *ov, HRESULT status,
                                          ULONG_PTR bytes);
+
+typedef struct OpenNdEventRef OpenNdEventRef;
+/* A request starts: resets the event hEvent names (bit 0 cleared) and returns
+ * a reference to it, or NULL if hEvent is not set or is not an open event.
+ * Call it only once the request is accepted (a refused request must not touch
+ * the event of the one in flight). */
+OPENND_API OpenNdEventRef *OpenNdBeginOverlapped(OVERLAPPED *ov);
+/* OpenNdCompleteOverlapped for a request started with OpenNdBeginOverlapped:
+ * signals `event` rather than looking hEvent up, and releases it (NULL: as
+ * OpenNdCompleteOverlapped). With a NULL target only steps 1 and 2 happen. */
+OPENND_API void OpenNdCompleteOverlappedEx(OpenNdCompletionTarget *target, OVERLAPPED *ov, HRESULT status,
+                                           ULONG_PTR bytes, OpenNdEventRef *event);
 
 OPENND_EXTERN_C_END
 

@@ -360,6 +360,15 @@ HRESULT Connector::Disconnect(OVERLAPPED *ov) {
 HRESULT Connector::CancelOverlappedRequests() {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == State::Connecting) AbandonLocked(ND_CANCELED);  // R143
+    if (state_ == State::Accepting) {  // L6 on the passive side: the Accept is abandoned
+        // The initiator hears of it as of a disconnect (its CompleteConnect
+        // then fails), and its late answer finds no Accept to complete.
+        if (conn_->tcp)
+            shutdown(conn_->tcp->fd, SHUT_RDWR);
+        else
+            CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
+        EndAcceptLocked();  // its request is cancelled below with the others
+    }
     notify_ovs_.clear();
     return requests_.CancelAll();
 }

@@ -78,6 +78,9 @@ private:
     void HandleMessageLocked(const CmMessage &m, int *fds, int nfds);
     void HandleClosedLocked();
     void AbandonLocked(HRESULT connect_status);
+    // The Accept is over without a connection: the QP closes; returns the
+    // Accept's request (to complete, if the caller does not cancel it).
+    OVERLAPPED *EndAcceptLocked();
     void PeerGoneLocked();
     void StopWatchingLocked();
     // Over TCP (connector_tcp.cpp).

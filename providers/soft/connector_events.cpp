@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "cm_socket.h"
 #include "connector.h"
@@ -89,10 +90,8 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             requests_.Complete(accept_ov_, ND_SUCCESS);
         } else {
             // The active side rejected our reply (D31) or sent something else.
-            qp_->Close();
-            StopWatchingLocked();
-            state_ = State::Closed;
-            requests_.Complete(accept_ov_, m.type == CmType::Reject ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
+            requests_.Complete(EndAcceptLocked(),
+                               m.type == CmType::Reject ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
         }
         return;
     case State::Connected:
@@ -116,12 +115,9 @@ void Connector::HandleClosedLocked() {
         StopWatchingLocked();
         return;
     case State::Accepting:
-        qp_->Close();
-        StopWatchingLocked();
-        state_ = State::Closed;
         // Over TCP the initiator turns our reply down by closing before its
         // RTR (it released its connector before CompleteConnect): COMPAT.
-        requests_.Complete(accept_ov_, conn_->tcp ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
+        requests_.Complete(EndAcceptLocked(), conn_->tcp ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
         return;
     case State::Replied:
     case State::Connected: PeerGoneLocked(); return;
@@ -147,6 +143,13 @@ void Connector::AbandonLocked(HRESULT connect_status) {
     connect_ov_ = nullptr;
     state_ = connect_status == ND_CONNECTION_REFUSED ? State::Bound : State::Closed;
     if (ov) requests_.Complete(ov, connect_status);
+}
+
+OVERLAPPED *Connector::EndAcceptLocked() {
+    qp_->Close();
+    StopWatchingLocked();
+    state_ = State::Closed;
+    return std::exchange(accept_ov_, nullptr);
 }
 
 // The connection is over (either side): everything on the QP completes

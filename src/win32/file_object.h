@@ -2,6 +2,7 @@
 // the completion target providers complete requests through.
 #pragma once
 
+#include "win32/event.h"
 #include "win32/handle_table.h"
 #include "win32/port.h"
 
@@ -27,8 +28,10 @@ public:
     // Associates the file with a port; false if it already has one.
     bool Bind(std::shared_ptr<PortObject> port, ULONG_PTR key);
 
-    // OpenNdCompleteOverlapped (see include/opennd/overlapped_file.h).
-    void Complete(OVERLAPPED *ov, HRESULT status, ULONG_PTR bytes);
+    // OpenNdCompleteOverlapped (see include/opennd/overlapped_file.h). With
+    // `taken`, the event taken when the request began is signalled (it may
+    // be null: none); without, the one hEvent names now.
+    void Complete(OVERLAPPED *ov, HRESULT status, ULONG_PTR bytes, const std::shared_ptr<EventObject> *taken = nullptr);
 
 private:
     std::shared_ptr<PortObject> port_;  // guarded by mu_; set once by Bind
@@ -37,7 +40,10 @@ private:
 
 }  // namespace opennd::win32
 
-// The opaque type of include/opennd/overlapped_file.h: one counted reference.
+// The opaque types of include/opennd/overlapped_file.h: one counted reference.
 struct OpenNdCompletionTarget {
     std::shared_ptr<opennd::win32::FileObject> file;
+};
+struct OpenNdEventRef {
+    std::shared_ptr<opennd::win32::EventObject> event;
 };

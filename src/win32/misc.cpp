@@ -28,15 +28,43 @@ constexpr int kWsaEfault = 10014;  // WSAEFAULT
 DWORD GetError() { return t_last_error; }
 void SetError(DWORD error) { t_last_error = error; }
 
+// What RtlNtStatusToDosError gives for the statuses ND requests complete
+// with; anything else is ERROR_MR_MID_NOT_FOUND, as on Windows.
 DWORD Win32ErrorFromStatus(uint32_t status) {
-    switch (status) {
-    case static_cast<uint32_t>(ND_CANCELED): return ERROR_OPERATION_ABORTED;
-    case static_cast<uint32_t>(ND_IO_TIMEOUT): return ERROR_SEM_TIMEOUT;
-    case static_cast<uint32_t>(ND_CONNECTION_REFUSED): return ERROR_CONNECTION_REFUSED;
-    case static_cast<uint32_t>(ND_CONNECTION_ABORTED): return ERROR_CONNECTION_ABORTED;
-    case static_cast<uint32_t>(ND_BUFFER_OVERFLOW): return ERROR_MORE_DATA;
-    default: return ERROR_MR_MID_NOT_FOUND;  // what Windows reports for an unmapped NTSTATUS
-    }
+    if (status >= 0xC00000EFu && status <= 0xC00000FAu) return ERROR_INVALID_PARAMETER;  // ND_INVALID_PARAMETER_1..12
+    static constexpr struct {
+        HRESULT status;
+        DWORD error;
+    } kMap[] = {
+        {ND_CANCELED, ERROR_OPERATION_ABORTED},
+        {ND_IO_TIMEOUT, ERROR_SEM_TIMEOUT},
+        {ND_CONNECTION_REFUSED, ERROR_CONNECTION_REFUSED},
+        {ND_CONNECTION_ABORTED, ERROR_CONNECTION_ABORTED},
+        {ND_CONNECTION_INVALID, ERROR_CONNECTION_INVALID},
+        {ND_BUFFER_OVERFLOW, ERROR_MORE_DATA},
+        {ND_UNSUCCESSFUL, ERROR_GEN_FAILURE},
+        {ND_ACCESS_VIOLATION, ERROR_NOACCESS},
+        {ND_INVALID_PARAMETER, ERROR_INVALID_PARAMETER},
+        {ND_NO_MEMORY, ERROR_NOT_ENOUGH_MEMORY},
+        {ND_INSUFFICIENT_RESOURCES, ERROR_NO_SYSTEM_RESOURCES},
+        {ND_NOT_SUPPORTED, ERROR_NOT_SUPPORTED},
+        {static_cast<HRESULT>(0xC0000023), ERROR_INSUFFICIENT_BUFFER},  // buffer too small
+        {ND_INVALID_BUFFER_SIZE, ERROR_INVALID_USER_BUFFER},
+        {ND_INVALID_DEVICE_REQUEST, ERROR_INVALID_FUNCTION},
+        {ND_INVALID_DEVICE_STATE, ERROR_BAD_COMMAND},
+        {ND_INTERNAL_ERROR, ERROR_INTERNAL_ERROR},
+        {ND_DEVICE_BUSY, ERROR_BUSY},
+        {ND_NO_MORE_ENTRIES, ERROR_NO_MORE_ITEMS},
+        {ND_SHARING_VIOLATION, ERROR_SHARING_VIOLATION},
+        {static_cast<HRESULT>(0xC0000238), ERROR_ADDRESS_ALREADY_ASSOCIATED},  // COMPAT: Bind to a port in use
+        {static_cast<HRESULT>(0xC000020C), ERROR_NETNAME_DELETED},  // connection disconnected
+        {static_cast<HRESULT>(0xC000020D), ERROR_NETNAME_DELETED},  // connection reset
+        {ND_NETWORK_UNREACHABLE, ERROR_NETWORK_UNREACHABLE},
+        {ND_HOST_UNREACHABLE, ERROR_HOST_UNREACHABLE},
+    };
+    for (const auto &m : kMap)
+        if (static_cast<uint32_t>(m.status) == status) return m.error;
+    return ERROR_MR_MID_NOT_FOUND;
 }
 
 }  // namespace opennd::win32

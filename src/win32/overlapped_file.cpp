@@ -4,6 +4,7 @@
 
 #include <sched.h>
 
+#include <memory>
 #include <thread>
 
 #include "core/log.h"
@@ -21,18 +22,29 @@ bool FileObject::Bind(std::shared_ptr<PortObject> port, ULONG_PTR key) {
     return true;
 }
 
-void FileObject::Complete(OVERLAPPED *ov, HRESULT status, ULONG_PTR bytes) {
+namespace {
+
+// Steps 1 and 2 of a completion; returns hEvent as it was.
+uintptr_t Publish(OVERLAPPED *ov, HRESULT status, ULONG_PTR bytes, const std::shared_ptr<EventObject> *taken) {
     // Read hEvent before publishing the status: once Internal is final the
     // application may free or reuse the OVERLAPPED, so it is not touched again.
     const uintptr_t event = reinterpret_cast<uintptr_t>(ov->hEvent);
     ov->InternalHigh = bytes;
     __atomic_store_n(&ov->Internal, static_cast<ULONG_PTR>(static_cast<uint32_t>(status)), __ATOMIC_RELEASE);
-
-    if (event != 0) {
+    if (taken) {
+        if (*taken) (*taken)->Set();
+    } else if (event != 0) {
         HANDLE h = reinterpret_cast<HANDLE>(event & ~static_cast<uintptr_t>(1));
         if (!SignalEventHandle(h))
             OPENND_LOG(Warn, "OpenNdCompleteOverlapped: hEvent %p is not an open event; not signalled", h);
     }
+    return event;
+}
+
+}  // namespace
+
+void FileObject::Complete(OVERLAPPED *ov, HRESULT status, ULONG_PTR bytes, const std::shared_ptr<EventObject> *taken) {
+    const uintptr_t event = Publish(ov, status, bytes, taken);
 
     if ((event & 1) == 0) {
         std::shared_ptr<PortObject> port;
@@ -83,6 +95,36 @@ OPENND_API void OpenNdCompleteOverlapped(OpenNdCompletionTarget *target, OVERLAP
         return;
     }
     target->file->Complete(ov, status, bytes);
+}
+
+OPENND_API OpenNdEventRef *OpenNdBeginOverlapped(OVERLAPPED *ov) {
+    if (!ov || !ov->hEvent) return nullptr;
+    HANDLE h = reinterpret_cast<HANDLE>(reinterpret_cast<uintptr_t>(ov->hEvent) & ~static_cast<uintptr_t>(1));
+    std::shared_ptr<EventObject> event = LookupAs<EventObject>(h, /*set_error=*/false);
+    if (!event) {
+        OPENND_LOG(Warn, "OpenNdBeginOverlapped: hEvent %p is not an open event; it will not be signalled", h);
+        return nullptr;
+    }
+    event->Reset();
+    try {
+        return new OpenNdEventRef{std::move(event)};
+    } catch (...) {
+        return nullptr;  // out of memory: the completion looks hEvent up instead
+    }
+}
+
+OPENND_API void OpenNdCompleteOverlappedEx(OpenNdCompletionTarget *target, OVERLAPPED *ov, HRESULT status,
+                                           ULONG_PTR bytes, OpenNdEventRef *event) {
+    std::unique_ptr<OpenNdEventRef> owned(event);
+    const std::shared_ptr<EventObject> *taken = owned ? &owned->event : nullptr;  // none taken: look it up
+    if (!ov) {
+        OPENND_LOG(Error, "OpenNdCompleteOverlappedEx: ov is NULL; completion lost");
+        return;
+    }
+    if (target)
+        target->file->Complete(ov, status, bytes, taken);
+    else
+        Publish(ov, status, bytes, taken);
 }
 
 // Overlapped files always behave as if FILE_SKIP_COMPLETION_PORT_ON_SUCCESS

@@ -82,6 +82,46 @@ TEST_F(Overlapped, EventWithBitZeroSignalsButDoesNotPost) {
     mr->Release();
 }
 
+// As the I/O manager does, a request that starts resets its event: a signal
+// left from an earlier request does not satisfy a wait on this one. A
+// request refused (its OVERLAPPED is still in flight) leaves the event alone.
+TEST_F(Overlapped, ARequestResetsItsEventAsItBegins) {
+    IND2CompletionQueue *cq = NewCq(4);
+    OVERLAPPED ov{};
+    ov.hEvent = CreateEvent(nullptr, TRUE, TRUE, nullptr);  // manual reset, signalled
+    ASSERT_EQ(cq->Notify(ND_CQ_NOTIFY_ANY, &ov), ND_PENDING);
+    EXPECT_EQ(WaitForSingleObject(ov.hEvent, 0), WAIT_TIMEOUT);
+    ASSERT_TRUE(SetEvent(ov.hEvent));
+    EXPECT_EQ(cq->Notify(ND_CQ_NOTIFY_ANY, &ov), ND_INVALID_PARAMETER);  // still in flight
+    EXPECT_EQ(WaitForSingleObject(ov.hEvent, 0), WAIT_OBJECT_0);
+    ASSERT_TRUE(ResetEvent(ov.hEvent));
+    ASSERT_EQ(cq->CancelOverlappedRequests(), ND_SUCCESS);
+    EXPECT_EQ(WaitForSingleObject(ov.hEvent, 5000), WAIT_OBJECT_0);
+    EXPECT_EQ(NextPacket(), &ov);
+    EXPECT_EQ(cq->GetOverlappedResult(&ov, FALSE), ND_CANCELED);
+    CloseHandle(ov.hEvent);
+    cq->Release();
+}
+
+// The completion signals the event hEvent named when the request began. An
+// application that closes that handle meanwhile (Linux then gives the next
+// event the same value) must not have the new event signalled.
+TEST_F(Overlapped, AnEventClosedInFlightIsNotConfusedWithItsSuccessor) {
+    IND2CompletionQueue *cq = NewCq(4);
+    OVERLAPPED ov{};
+    ov.hEvent = CreateEvent(nullptr, TRUE, FALSE, nullptr);
+    ASSERT_EQ(cq->Notify(ND_CQ_NOTIFY_ANY, &ov), ND_PENDING);
+    ASSERT_TRUE(CloseHandle(ov.hEvent));
+    HANDLE successor = CreateEvent(nullptr, TRUE, FALSE, nullptr);
+    ASSERT_NE(successor, nullptr);
+    ASSERT_EQ(cq->CancelOverlappedRequests(), ND_SUCCESS);
+    EXPECT_EQ(NextPacket(), &ov);
+    EXPECT_EQ(cq->GetOverlappedResult(&ov, FALSE), ND_CANCELED);
+    EXPECT_EQ(WaitForSingleObject(successor, 0), WAIT_TIMEOUT);
+    CloseHandle(successor);
+    cq->Release();
+}
+
 TEST_F(Overlapped, CancelCompletesEveryRequestInIssueOrderBeforeReturning) {  // R031
     IND2Listener *listener = nullptr;
     ASSERT_EQ(adapter->CreateListener(IID_IND2Listener, file, reinterpret_cast<void **>(&listener)), ND_SUCCESS);

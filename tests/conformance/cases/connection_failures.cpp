@@ -187,6 +187,42 @@ TEST_P(Connection, ConnectorUnusableAfterFailedAcceptR123) {
     EXPECT_TRUE(FAILED(again)) << "a connector whose Accept failed accepted again: " << StatusName(again);
 }
 
+// L6 on the passive side: cancelling a pending Accept abandons it. The
+// Accept completes ND_CANCELED; the initiator learns that the connection is
+// gone (NotifyDisconnect) and its CompleteConnect fails; the connector does
+// not accept again.
+TEST_P(Connection, PassiveCancelsDuringAcceptL6) {
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port).Set("complete", 0)));
+    ASSERT_ND(ND_SUCCESS, l.Get(c));
+    Ov ov;
+    HRESULT hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &ov);
+    ASSERT_ND(ND_PENDING, hr);  // until the initiator's CompleteConnect
+    Msg cr = peer.Wait();
+    ASSERT_TRUE(cr.ok()) << cr.error();
+    PEER_OK(n, peer.Call(Msg("notifydisc").Set("c", cr.U64("c"))));
+    ASSERT_ND(ND_PENDING, ST(n, "hr"));
+    ASSERT_ND(ND_SUCCESS, c.connector->CancelOverlappedRequests());
+    EXPECT_ND(ND_CANCELED, Finish(c.connector.get(), &ov, hr));
+    PEER_OK(w, peer.Call(Msg("notifydiscwait").Set("c", cr.U64("c")).Set("ms", WaitMs())));
+    EXPECT_ND(ND_SUCCESS, ST(w, "status"));
+    PEER_OK(cc, peer.Call(Msg("completeconnect").Set("c", cr.U64("c"))));
+    EXPECT_TRUE(FAILED(ST(cc, "status"))) << "CompleteConnect after the Accept was cancelled: "
+                                          << StatusName(ST(cc, "status"));
+    Conn fresh;
+    ASSERT_ND(ND_SUCCESS, fresh.Create(node, cq, cq));
+    ov.Reuse();
+    HRESULT again = Finish(c.connector.get(), &ov, c.connector->Accept(fresh.qp.get(), 8, 8, nullptr, 0, &ov));
+    EXPECT_TRUE(FAILED(again)) << "a connector whose Accept was cancelled accepted again: " << StatusName(again);
+}
+
 // R121, R151: slow clients are not timed out (Accept and CompleteConnect
 // both come seconds late).
 TEST_P(Connection, SlowClientsAreNotTimedOutR121R151) {

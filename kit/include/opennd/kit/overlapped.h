@@ -51,8 +51,9 @@ public:
     ~OverlappedRequests();
     bool Valid() const { return static_cast<bool>(target_); }
 
-    // Records a new pending request. Returns ND_PENDING, or an error (and
-    // records nothing) for a null OVERLAPPED or one already pending here.
+    // Records a new pending request and resets its event (as Windows does
+    // when I/O begins). Returns ND_PENDING, or an error (and records and
+    // resets nothing) for a null OVERLAPPED or one already pending here.
     HRESULT Begin(OVERLAPPED *ov);
     // Delivers the completion of a pending request. False if it is not
     // pending here (never begun, already completed or cancelled).
@@ -78,8 +79,12 @@ private:
     CompletionTarget target_;
     std::mutex mu_;
     std::condition_variable done_;
-    std::list<OVERLAPPED *> order_;  // pending requests, issue order
-    std::unordered_map<OVERLAPPED *, std::list<OVERLAPPED *>::iterator> index_;
+    struct Pending {
+        OVERLAPPED *ov;
+        OpenNdEventRef *event;  // hEvent as the request began (OpenNdBeginOverlapped)
+    };
+    std::list<Pending> order_;  // pending requests, issue order
+    std::unordered_map<OVERLAPPED *, std::list<Pending>::iterator> index_;
 };
 
 }  // namespace opennd::kit
