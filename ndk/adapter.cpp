@@ -56,16 +56,21 @@ void Adapter::RequestStarted(Object *o, int count) {
 }
 
 void Adapter::RequestEnded(Object *o) {
-    bool quiesce = false, finish = false;
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        --o->inflight_;
-        if (o->closing_.load(std::memory_order_relaxed) && o->inflight_ == 0 && !o->quiesced_)
-            quiesce = o->quiesced_ = true;
-        if (ReadyLocked(o)) finish = o->finished_ = true;
+    if (Drop(o)) Complete(o, true);
+}
+
+bool Adapter::Drop(Object *o) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (o->closing_.load(std::memory_order_relaxed) && o->inflight_ == 1 && !o->quiesced_) {
+        o->quiesced_ = true;
+        lock.unlock();
+        o->Quiesce();  // still counted: no other thread can finish (and free) `o` meanwhile
+        lock.lock();
     }
-    if (quiesce) o->Quiesce();
-    if (finish) Complete(o, true);
+    --o->inflight_;
+    if (!ReadyLocked(o)) return false;
+    o->finished_ = true;
+    return true;
 }
 
 void Adapter::EndHold(Object *o) {
@@ -107,15 +112,7 @@ NTSTATUS Adapter::Close(Object *o, NDK_FN_CLOSE_COMPLETION done, void *context) 
         cv_.notify_all();
     }
     o->StopWork();
-    bool quiesce = false, finish = false;
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        --o->inflight_;
-        if (o->inflight_ == 0 && !o->quiesced_) quiesce = o->quiesced_ = true;
-        if (ReadyLocked(o)) finish = o->finished_ = true;
-    }
-    if (quiesce) o->Quiesce();
-    if (!finish) return STATUS_PENDING;
+    if (!Drop(o)) return STATUS_PENDING;
     Complete(o, false);
     return STATUS_SUCCESS;
 }

@@ -95,6 +95,11 @@ private:
     bool Post(Request *r);
     void RequestStarted(Object *o, int count = 1);
     void RequestEnded(Object *o);
+    // Drops one in-flight count of `o`. The last one of a closing object
+    // runs Quiesce first, while it still counts (so no other thread can
+    // finish and free `o` under it). True if `o` is now finished: the caller
+    // completes it.
+    bool Drop(Object *o);
     // Ends the hold a thread took on `o` for the length of an ND2 call. The
     // request's completion may have run meanwhile and its callback closed
     // `o`: then the close completes on the dispatcher, after this thread has

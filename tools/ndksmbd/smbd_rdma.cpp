@@ -75,15 +75,17 @@ NTSTATUS Connection::Revoke(Window *w) {
     if (!w->mw) return STATUS_SUCCESS;
     NTSTATUS s = STATUS_SUCCESS;
     auto op = std::make_unique<Op>();
+    bool posted = false;  // op->pending itself is the dispatcher's to change (under mu_)
     {
         std::lock_guard<std::mutex> lock(mu_);
         // Already invalidated by the peer's Send-and-Invalidate? Else do it here.
         if (!invalidated_tokens_.erase(w->descriptor.token) && failed_ == STATUS_SUCCESS) {
             s = qp_->Dispatch->NdkInvalidate(qp_, &op->ctx, &w->mw->Header, 0);
-            if (NT_SUCCESS(s)) op->pending = 1;
+            posted = NT_SUCCESS(s);
+            if (posted) op->pending = 1;
         }
     }
-    if (op->pending) s = WaitOp(op.get(), 10000);
+    if (posted) s = WaitOp(op.get(), 10000);
     if (s == STATUS_IO_TIMEOUT) op.release();
     NTSTATUS closed = CloseNdk(w->mw, w->mw->Dispatch->NdkCloseMw);
     w->mw = nullptr;
