@@ -1,5 +1,6 @@
 #include "mr_table.h"
 
+#include "core_log.h"
 #include "sealed_memfd.h"
 
 #include <fcntl.h>
@@ -56,10 +57,18 @@ bool MrTableView::Lookup(uint32_t token, MrView *out) const {
 
 MrTable::MrTable() {
     std::string error;
-    fd_ = CreateSealedMemfd("opennd-mr-table", kMrTableBytes, &error);
+    fd_ = CreateSealedMemfd("opennd-mr-table", kMrTableBytes, &error, /*final=*/false);
     if (fd_ < 0) return;
     void *p = mmap(nullptr, kMrTableBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) return;
+    // From now on this mapping is the table's only writer: peers get a
+    // read-only descriptor and must not be able to make it writable (they
+    // would forge entries for our memory).
+    if (!SealForReaders(fd_, &error)) {
+        OPENND_SOFT_LOG("memory-region table: %s", error.c_str());
+        munmap(p, kMrTableBytes);
+        return;
+    }
     base_ = p;
     auto *h = static_cast<MrTableHeader *>(base_);
     h->magic = kMrTableMagic;

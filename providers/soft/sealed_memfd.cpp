@@ -8,17 +8,27 @@
 #include <cerrno>
 #include <cstring>
 
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010  // Linux 5.1
+#endif
+
 namespace soft {
 
-int CreateSealedMemfd(const char *name, size_t bytes, std::string *error) {
+int CreateSealedMemfd(const char *name, size_t bytes, std::string *error, bool final) {
     const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | (final ? F_SEAL_SEAL : 0)) != 0) {
         *error = std::string("cannot create a sealed ") + name + ": " + std::strerror(errno);
         if (fd >= 0) close(fd);
         return -1;
     }
     return fd;
+}
+
+bool SealForReaders(int fd, std::string *error) {
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) == 0) return true;
+    *error = std::string("cannot seal against new writers: ") + std::strerror(errno);
+    return false;
 }
 
 // Seals first, then the size: once it cannot shrink, the size we see stays.
