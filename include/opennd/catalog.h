@@ -93,10 +93,18 @@ OPENND_API CatalogListing ReadCatalog(const std::string &dir);
 OPENND_API bool IsNdCandidate(const CatalogEntry &e, std::string *why_not);
 
 /* "" if the provider library at path may be loaded, otherwise why not: the
- * path is not absolute, does not exist, is not a regular file, or the file or
- * its directory (after realpath) is world-writable or owned by a user other
- * than root or the effective uid. */
+ * path is not absolute, does not exist, is not a regular file, or the file,
+ * its directory or any directory above it (after realpath) is owned by a
+ * user other than root or the effective uid, or writable by others (world,
+ * or a group other than root's; a sticky directory above the library's own
+ * is fine). */
 OPENND_API std::string CheckProviderLibrary(const std::string &path);
+
+/* dlopen of the provider library at path, if CheckProviderLibrary allows it:
+ * by its resolved path (no symbolic link left, every directory on the way
+ * changeable by root or us only, so no one else can swap the file between
+ * the check and the load). NULL with *why set otherwise. */
+OPENND_API void *LoadProviderLibrary(const std::string &path, int dlopen_flags, std::string *why);
 
 /* Writes e as one drop-in file in dir, atomically (temp file, fsync, rename,
  * fsync of the directory), creating dir (0755) if it is missing. Installers

@@ -1,5 +1,5 @@
 // The catalog on disk, read side: where it is, the permission rules, reading
-// the directory and one drop-in file, and checking a provider library.
+// the directory and one drop-in file (provider libraries: library.cpp).
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -26,6 +26,9 @@ namespace catalog {
 
 std::string CheckTrusted(const struct stat &st, const std::string &what) {
     if (st.st_mode & S_IWOTH) return what + " is world-writable";
+    // Writable by a group other than root's: its members could change it.
+    if ((st.st_mode & S_IWGRP) && st.st_gid != 0)
+        return what + " is writable by group " + std::to_string(st.st_gid);
     uid_t euid = geteuid();
     if (st.st_uid != 0 && st.st_uid != euid)
         return what + " is owned by uid " + std::to_string(st.st_uid) + ", not by root or uid " +
@@ -194,30 +197,6 @@ std::string CatalogDirectory() {
         }
     }
     return system_dir;
-}
-
-std::string CheckProviderLibrary(const std::string &path) {
-    if (path.empty()) return "no library path";
-    if (path[0] != '/') return "library path '" + path + "' is not absolute";
-    char *real = realpath(path.c_str(), nullptr);
-    if (!real) {
-        int err = errno;
-        if (err == ENOENT) return "library " + path + " does not exist";
-        return "cannot resolve library " + path + ": " + catalog::ErrnoText(err);
-    }
-    std::string file = real;
-    free(real);
-    std::string shown = file == path ? path : path + " (" + file + ")";
-    struct stat st;
-    if (stat(file.c_str(), &st) != 0) return "cannot access library " + shown + ": " + catalog::ErrnoText(errno);
-    if (!S_ISREG(st.st_mode)) return "library " + shown + " is not a regular file";
-    if (std::string why = catalog::CheckTrusted(st, "library " + shown); !why.empty()) return why;
-    std::string dir = std::filesystem::path(file).parent_path().string();
-    if (dir.empty()) dir = "/";
-    if (stat(dir.c_str(), &st) != 0) return "cannot access directory " + dir + ": " + catalog::ErrnoText(errno);
-    if (std::string why = catalog::CheckTrusted(st, "the directory " + dir + " of library " + shown); !why.empty())
-        return why;
-    return "";
 }
 
 }  // namespace opennd

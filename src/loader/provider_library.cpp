@@ -24,13 +24,9 @@ HRESULT ProviderLibrary::Fail(std::string why) {
 HRESULT ProviderLibrary::Load() {
     if (dl_) return ND_SUCCESS;
     if (version_ == ND_VERSION_1) return Fail("ND v1 providers are not supported by OpenND");
-    std::string refused = CheckProviderLibrary(path_);
-    if (!refused.empty()) return Fail("library refused: " + refused);
-    void *dl = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        const char *err = dlerror();
-        return Fail(std::string("cannot load library: ") + (err ? err : "unknown error"));
-    }
+    std::string refused;
+    void *dl = LoadProviderLibrary(path_, RTLD_NOW | RTLD_LOCAL, &refused);
+    if (!dl) return Fail("library refused: " + refused);
     auto get = reinterpret_cast<DLLGETCLASSOBJECT>(dlsym(dl, "DllGetClassObject"));
     auto can_unload = reinterpret_cast<DLLCANUNLOADNOW>(dlsym(dl, "DllCanUnloadNow"));
     if (!get || !can_unload) {

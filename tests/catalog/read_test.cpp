@@ -1,6 +1,7 @@
 // Reading a catalog directory: order, bad files skipped with their reasons,
 // hidden and temp files ignored, permission rules, and CheckProviderLibrary.
 #include <gtest/gtest.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,16 +132,27 @@ TEST(CatalogRead, WorldWritableDirectoryIsRefusedWhole) {
     EXPECT_TRUE(opennd::ReadCatalog(dir).entries.empty());
 }
 
-TEST(CatalogRead, WorldWritableDropInIsRefused) {
+TEST(CatalogRead, WorldOrGroupWritableDropInIsRefused) {
     TempDir t;
     WriteFile(t / "10-open.conf", GoodText("open", TestGuid(1)), 0666);
     WriteFile(t / "20-fine.conf", GoodText("fine", TestGuid(2)), 0644);
+    // Writable by a group other than root's (as root: made so; otherwise the
+    // file has our own group, which is not root's either).
     WriteFile(t / "30-group.conf", GoodText("group", TestGuid(3)), 0664);
+    if (geteuid() == 0) {
+        ASSERT_EQ(chown((t / "30-group.conf").c_str(), static_cast<uid_t>(-1), kStranger), 0);
+    }
     auto l = opennd::ReadCatalog(t.path());
-    EXPECT_EQ(Names(l), "fine,group");
-    ASSERT_EQ(l.problems.size(), 1u);
+    EXPECT_EQ(Names(l), "fine");
+    ASSERT_EQ(l.problems.size(), 2u);
     EXPECT_EQ(l.problems[0].file, t / "10-open.conf");
     EXPECT_NE(l.problems[0].reason.find("world-writable"), std::string::npos) << l.problems[0].reason;
+    EXPECT_EQ(l.problems[1].file, t / "30-group.conf");
+    EXPECT_NE(l.problems[1].reason.find("writable by group"), std::string::npos) << l.problems[1].reason;
+    if (geteuid() == 0) {  // root's group may write: only root is in it
+        ASSERT_EQ(chown((t / "30-group.conf").c_str(), static_cast<uid_t>(-1), 0), 0);
+        EXPECT_EQ(Names(opennd::ReadCatalog(t.path())), "fine,group");
+    }
 }
 
 TEST(CatalogRead, FilesAndDirectoriesOfOtherUsersAreRefused) {
@@ -193,6 +205,56 @@ TEST(CatalogDirectory, EnvironmentOverridesAndDefaultIsAbsolute) {
     EXPECT_EQ(dir[0], '/');
     EXPECT_TRUE(dir.ends_with("opennd/providers.d")) << dir;
     EXPECT_EQ(dir.find("/../"), std::string::npos) << dir;
+}
+
+// Every directory above the library counts: one that others may write
+// could have the library's directory renamed away and another put in its
+// place between the check and the load. A sticky one (like /tmp) cannot.
+TEST(CatalogLibrary, DirectoriesAboveTheLibraryCount) {
+    TempDir t;
+    std::string above = t / "above", libdir = above + "/lib", lib = libdir + "/libp.so";
+    ASSERT_EQ(mkdir(above.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(libdir.c_str(), 0755), 0);
+    WriteFile(lib, "not ELF\n", 0644);
+    EXPECT_EQ(opennd::CheckProviderLibrary(lib), "");
+    ASSERT_EQ(chmod(above.c_str(), 0777), 0);
+    std::string why = opennd::CheckProviderLibrary(lib);
+    EXPECT_NE(why.find("directory " + above + " above library"), std::string::npos) << why;
+    EXPECT_NE(why.find("world-writable"), std::string::npos) << why;
+    ASSERT_EQ(chmod(above.c_str(), 01777), 0);
+    EXPECT_EQ(opennd::CheckProviderLibrary(lib), "");
+    ASSERT_EQ(chmod(above.c_str(), 0775), 0);
+    if (geteuid() == 0) {
+        ASSERT_EQ(chown(above.c_str(), static_cast<uid_t>(-1), kStranger), 0);
+    }
+    why = opennd::CheckProviderLibrary(lib);
+    EXPECT_NE(why.find("writable by group"), std::string::npos) << why;
+    ASSERT_EQ(chmod(above.c_str(), 0755), 0);
+    // The library's own directory: not even sticky makes it safe.
+    ASSERT_EQ(chmod(libdir.c_str(), 01777), 0);
+    why = opennd::CheckProviderLibrary(lib);
+    EXPECT_NE(why.find("the directory " + libdir), std::string::npos) << why;
+}
+
+// LoadProviderLibrary loads a library the check allows, and nothing else.
+TEST(CatalogLibrary, LoadsOnlyWhatTheCheckAllows) {
+    TempDir t;
+    std::string libdir = t / "lib", lib = libdir + "/libprovider.so";
+    ASSERT_EQ(mkdir(libdir.c_str(), 0755), 0);
+    std::filesystem::copy_file(CATALOG_TEST_PROVIDER, lib);
+    ASSERT_EQ(chmod(lib.c_str(), 0644), 0);
+    std::string why;
+    void *dl = opennd::LoadProviderLibrary(lib, RTLD_NOW | RTLD_LOCAL, &why);
+    ASSERT_NE(dl, nullptr) << why;
+    EXPECT_NE(dlsym(dl, "DllGetClassObject"), nullptr);
+    dlclose(dl);
+    ASSERT_EQ(chmod(lib.c_str(), 0666), 0);
+    EXPECT_EQ(opennd::LoadProviderLibrary(lib, RTLD_NOW | RTLD_LOCAL, &why), nullptr);
+    EXPECT_NE(why.find("world-writable"), std::string::npos) << why;
+    ASSERT_EQ(chmod(lib.c_str(), 0644), 0);
+    WriteFile(libdir + "/libnotelf.so", "not ELF\n", 0644);
+    EXPECT_EQ(opennd::LoadProviderLibrary(libdir + "/libnotelf.so", RTLD_NOW | RTLD_LOCAL, &why), nullptr);
+    EXPECT_NE(why.find("cannot load"), std::string::npos) << why;
 }
 
 TEST(CatalogLibrary, ChecksPathFileDirectoryAndOwner) {

@@ -112,12 +112,9 @@ int List(const std::string &dir) {
 
 // "" if the library may be installed, else why not.
 std::string VerifyLibrary(const std::string &path) {
-    if (std::string why = opennd::CheckProviderLibrary(path); !why.empty()) return why;
-    void *h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
-    if (!h) {
-        const char *err = dlerror();
-        return "cannot load " + path + ": " + (err ? err : "unknown error");
-    }
+    std::string why;
+    void *h = opennd::LoadProviderLibrary(path, RTLD_LAZY | RTLD_LOCAL, &why);
+    if (!h) return why;
     std::string missing;
     for (const char *sym : {"DllGetClassObject", "DllCanUnloadNow"})
         if (!dlsym(h, sym)) missing += (missing.empty() ? "" : " and ") + std::string(sym);
