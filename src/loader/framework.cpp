@@ -60,9 +60,12 @@ void Framework::RefreshLocked() {
             lib = providers.back().get();
         } else {
             lib = it->get();
+            // One entry per GUID: the first in catalog order, as in Winsock
+            // (and as WSCGetProviderPath and the snapshot report it).
+            if (std::find(active.begin(), active.end(), lib) != active.end()) continue;
             lib->SetPath(e.library_path, e.version);
         }
-        if (std::find(active.begin(), active.end(), lib) == active.end()) active.push_back(lib);  // one per GUID
+        active.push_back(lib);
     }
 
     v2_addresses.clear();

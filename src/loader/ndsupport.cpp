@@ -22,7 +22,7 @@ constexpr GUID kIID_INDAdapter = {0xA023C5A0, 0x5B73, 0x43BC, {0x8D, 0x20, 0x33,
 
 // NdCheckAddress validation (also used by NdOpenAdapter, D20).
 HRESULT ValidateAddress(const sockaddr *sa, SIZE_T cb) {
-    if (!sa || cb < sizeof(sockaddr) || cb > ULONG_MAX) return ND_INVALID_PARAMETER_2;
+    if (!sa || cb < sizeof(sockaddr) || cb > UINT32_MAX) return ND_INVALID_PARAMETER_2;  // ND's ULONG is 32 bits
     if (sa->sa_family == AF_INET && cb < sizeof(sockaddr_in)) return ND_INVALID_PARAMETER_2;
     if (sa->sa_family == AF_INET6 && cb < sizeof(sockaddr_in6)) return ND_INVALID_PARAMETER_2;
     if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) return ND_INVALID_ADDRESS;
@@ -118,6 +118,7 @@ OPENND_API HRESULT NdResolveAddress(const sockaddr *pRemoteAddress, SIZE_T cbRem
         return ND_BUFFER_OVERFLOW;
     }
     std::lock_guard<std::mutex> lock(f.mu);
+    if (!f.started()) return ND_DEVICE_NOT_READY;  // the last NdCleanup ran meanwhile
     f.RefreshLocked();
     if (!IsNdAddressLocked(f, local.sa())) return ND_INVALID_ADDRESS;
     std::memcpy(pLocalAddress, &local.storage, local.length());

@@ -132,6 +132,10 @@ TEST_F(NdSupport, OpenAdapterPicksTheAdapterThatOwnsTheAddress) {
     void *adapter = nullptr;
     EXPECT_EQ(NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), &adapter), ND_INVALID_ADDRESS);
     EXPECT_EQ(NdOpenAdapter(IID_IND2Adapter, a.sa(), 4, &adapter), ND_INVALID_PARAMETER_2);
+    // A length past ND's 32-bit ULONG is refused, not cut down to a valid one.
+    const SIZE_T huge = (SIZE_T(1) << 32) + a.length();
+    EXPECT_EQ(NdOpenAdapter(IID_IND2Adapter, a.sa(), huge, &adapter), ND_INVALID_PARAMETER_2);
+    EXPECT_EQ(NdCheckAddress(a.sa(), huge), ND_INVALID_PARAMETER_2);
 }
 
 TEST_F(NdSupport, OpenAdapterUnknownIidIsRefusedByTheProvider) {

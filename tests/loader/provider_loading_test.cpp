@@ -84,6 +84,16 @@ TEST_F(ProviderLoading, NotANetworkDirectLibraryIsSkipped) {
     EXPECT_EQ(AddressCount(), 3u);
 }
 
+// Two entries with one provider GUID (a reinstall in progress, a leftover
+// file): the first in catalog order is the provider, as in Winsock and as
+// WSCGetProviderPath reports it; the later one is not loaded.
+TEST_F(ProviderLoading, OfTwoEntriesWithOneGuidTheFirstCounts) {
+    catalog.AddLoopback(10, 1);
+    catalog.Add(20, "shadow", loopback::ProviderGuid(1), "/lib/x86_64-linux-gnu/libm.so.6");
+    EXPECT_EQ(AddressCount(), 3u);
+    EXPECT_EQ(OpenedBy("127.0.0.1"), 1);
+}
+
 TEST_F(ProviderLoading, TwoProvidersClaimOneAddressAndTheFirstThatOpensWins) {
     catalog.AddLoopback(10, 3);  // claims 127.0.0.1 but cannot open it
     catalog.AddLoopback(20, 5);  // claims 127.0.0.1 and opens it
