@@ -57,6 +57,14 @@ bool MemoryRegion::Current(MrView *view, uint32_t *token) {
     return true;
 }
 
+bool MemoryRegion::ReserveWindow(uint64_t address, uint64_t length, bool write) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!token_ || !view_.Covers(address, length)) return false;   // R104
+    if (write && !(view_.rights & kRightLocalWrite)) return false;  // R105
+    windows_.fetch_add(1);
+    return true;
+}
+
 HRESULT MemoryRegion::Register(const VOID *buffer, SIZE_T size, ULONG flags, OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_4;
     if (size > kMaxRegistrationSize) return ND_INVALID_PARAMETER;
@@ -115,16 +123,20 @@ MemoryWindow *MemoryWindow::Find(IUnknown *u) { return MwRegistry::Find(u, IID_I
 HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id) {
     std::lock_guard<std::mutex> lock(mu_);
     if (token_) return ND_INVALID_DEVICE_REQUEST;
+    // The region may have been deregistered since the poster checked it.
+    if (!mr->ReserveWindow(address, length, rights & kRightRemoteWrite)) return ND_ACCESS_VIOLATION;
     MrView v;
     v.rights = rights | kIsWindow;
     v.address = address;
     v.length = length;
     v.qp_id = qp_id;
     uint32_t token = engine_->mrs().Add(v);
-    if (!token) return ND_INSUFFICIENT_RESOURCES;
+    if (!token) {
+        mr->WindowUnbound();
+        return ND_INSUFFICIENT_RESOURCES;
+    }
     token_ = token;
     mr_ = kit::ComPtr<MemoryRegion>(mr, true);
-    mr->WindowBound();
     return ND_SUCCESS;
 }
 

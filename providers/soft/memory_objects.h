@@ -23,7 +23,11 @@ public:
 
     // The registration, if there is one.
     bool Current(MrView *view, uint32_t *token);
-    void WindowBound() { windows_.fetch_add(1); }
+    // A window over [address, +length) is being bound: checked against the
+    // registration and counted in one step under mu_, so a Deregister
+    // either comes first (and the bind fails) or sees the window
+    // (ND_DEVICE_BUSY). `write`: the window grants remote write (R105).
+    bool ReserveWindow(uint64_t address, uint64_t length, bool write);
     void WindowUnbound() { windows_.fetch_sub(1); }
 
     HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }

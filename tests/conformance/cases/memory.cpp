@@ -5,7 +5,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <memory>
+#include <thread>
 
 #include "suite.h"
 
@@ -191,6 +194,60 @@ TEST_F(MemoryRegion, DeregisterWithBoundWindowIsBusyR075) {
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), 0));
     ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
     EXPECT_ND(ND_SUCCESS, m.Deregister());
+}
+
+// R075 against a Bind racing it on another thread: a Deregister that
+// succeeds leaves no window over the region (the Bind fails), one that
+// finds the window fails ND_DEVICE_BUSY. Never both: the application would
+// free memory a window still lets the peer write.
+TEST_F(MemoryRegion, DeregisterRacingABindNeverLeavesAWindowR075) {
+    Ref<IND2MemoryWindow> mw;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    auto pair = std::make_unique<Pair>();
+    ASSERT_EQ(pair->Connect(node, addr), "");
+    Deadline d(WaitMs());
+    for (int round = 0; round < 200 && !d.Expired(); ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        Mem m(8192);
+        ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+        std::atomic<int> ready{0};
+        HRESULT posted = ND_PENDING;
+        std::thread binder([&] {
+            ready.fetch_add(1);
+            while (ready.load() < 2) {
+            }
+            posted = pair->conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_WRITE);
+        });
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        Ov ov;
+        HRESULT dereg = Finish(m.mr(), &ov, m.mr()->Deregister(&ov));
+        binder.join();
+        HRESULT bound = posted;
+        if (SUCCEEDED(posted)) {
+            ND2_RESULT r{};
+            ASSERT_TRUE(pair->rcq.Next(&r)) << "no Bind completion";
+            bound = r.Status;
+        }
+        if (dereg == ND_SUCCESS) {
+            EXPECT_TRUE(FAILED(bound)) << "Deregister succeeded and the Bind too: a window outlives its region";
+        } else {
+            EXPECT_ND(ND_DEVICE_BUSY, dereg);
+            EXPECT_ND(ND_SUCCESS, bound);
+        }
+        if (SUCCEEDED(bound)) {
+            ASSERT_ND(ND_SUCCESS, pair->conn.qp->Invalidate(nullptr, mw.get(), 0));
+            ASSERT_TRUE(NextIs(pair->rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+        }
+        if (dereg != ND_SUCCESS) {
+            ASSERT_ND(ND_SUCCESS, m.Deregister());
+        }
+        if (SUCCEEDED(posted) && FAILED(bound)) {  // an error completion ends the connection (R090)
+            pair = std::make_unique<Pair>();
+            ASSERT_EQ(pair->Connect(node, addr), "");
+        }
+    }
 }
 
 // A receive posted on a region that is then deregistered and freed: when a
