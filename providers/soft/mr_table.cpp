@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <random>
+#include <ctime>
+#include <algorithm>
 
 namespace soft {
 namespace {
@@ -77,8 +80,16 @@ MrTable::MrTable() {
     h->entries = kMrTableEntries;
     h->pid = static_cast<uint32_t>(getpid());
     view_ = MrTableView(base_, kMrTableBytes);
-    free_.reserve(kMrTableEntries);
-    for (uint32_t s = kMrTableEntries - 1; s >= 1; --s) free_.push_back(s);  // slot 0 unused
+    // Slots in a random order (slot 0 unused): a token's slot half is no
+    // easier to guess than its random half while few regions are live.
+    std::vector<uint32_t> slots;
+    slots.reserve(kMrTableEntries - 1);
+    for (uint32_t s = 1; s < kMrTableEntries; ++s) slots.push_back(s);
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = static_cast<uint64_t>(getpid()) ^ uint64_t(time(nullptr));
+    std::shuffle(slots.begin(), slots.end(), std::mt19937_64(seed));
+    free_.assign(slots.begin(), slots.end());
+    tags_.assign(kMrTableEntries, 0);
 }
 
 MrTable::~MrTable() {
@@ -100,9 +111,16 @@ void MrTable::Write(uint32_t slot, uint32_t token, const MrView &e) {
 uint32_t MrTable::Add(const MrView &entry) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!base_ || free_.empty()) return 0;
-    uint32_t slot = free_.back();
-    free_.pop_back();
-    uint32_t token = (uint32_t(RandomBits()) << 16) | slot;
+    // FIFO: a freed slot comes back as late as possible, and with a tag
+    // other than its last one, so a stale token never names the next
+    // registration in its slot.
+    uint32_t slot = free_.front();
+    free_.pop_front();
+    uint16_t tag;
+    do tag = RandomBits();
+    while (tag == tags_[slot]);
+    tags_[slot] = tag;
+    uint32_t token = (uint32_t(tag) << 16) | slot;
     Write(slot, token, entry);
     return token;
 }

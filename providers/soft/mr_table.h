@@ -4,14 +4,18 @@
 // before it moves a byte with cross-memory attach; the owner validates local
 // SGEs against the same table.
 //
-// Tokens: the low 16 bits index the table, the high 16 bits are random and
-// change every time a slot is reused, so a token is not guessable and a stale
-// token (after Deregister or Invalidate) never matches a new registration.
+// Tokens: the low 16 bits index the table, the high 16 bits are random. Free
+// slots are handed out in a random order, oldest freed first, and a reused
+// slot always gets a random half other than its last: a stale token (after
+// Deregister or Invalidate) never names the next registration in its slot,
+// and one from further back only by a 1 in 65535 chance. Guessing a live
+// token blind takes about 2^31 tries when few regions are registered.
 //
 // Writers (the owner) serialise on a mutex; each entry is published under a
 // seqlock so readers in any process see a consistent entry without locking.
 #pragma once
 
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -83,7 +87,8 @@ private:
     void *base_ = nullptr;
     MrTableView view_;
     std::mutex mu_;
-    std::vector<uint32_t> free_;  // free slots (LIFO), requires mu_
+    std::deque<uint32_t> free_;    // free slots, oldest first; requires mu_
+    std::vector<uint16_t> tags_;   // each slot's last random half; requires mu_
 };
 
 }  // namespace soft

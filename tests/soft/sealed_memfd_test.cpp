@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "mr_table.h"
 #include "sealed_memfd.h"
@@ -74,6 +75,37 @@ TEST(MrTable, APeerCannotMakeTheTableWritable) {
     munmap(peer, kMrTableBytes);
     close(rw);
     close(ro);
+}
+
+// A slot is reused as late as possible and never with its last token: a
+// stale token cannot name the next registration in its slot. (Filling the
+// table leaves one slot free, so the reuse is forced.)
+TEST(MrTable, AReusedSlotNeverGetsItsStaleToken) {
+    MrTable table;
+    ASSERT_TRUE(table.ok());
+    const uint32_t first = table.Add(MrView{1, 0x1000, 64, 0});
+    ASSERT_NE(first, 0u);
+    table.Remove(first);
+    const uint32_t second = table.Add(MrView{1, 0x2000, 64, 0});
+    EXPECT_NE(second & 0xFFFF, first & 0xFFFF) << "a freed slot came back at once";
+    std::vector<uint32_t> tokens{second};
+    while (uint32_t t = table.Add(MrView{1, 0x3000, 64, 0})) tokens.push_back(t);
+    ASSERT_EQ(tokens.size(), kMrTableEntries - 1);  // full
+    // Slots are not handed out in order.
+    bool ascending = true;
+    for (size_t i = 1; i < 16; ++i) ascending = ascending && (tokens[i] & 0xFFFF) == (tokens[i - 1] & 0xFFFF) + 1;
+    EXPECT_FALSE(ascending);
+    for (int round = 0; round < 64; ++round) {
+        const uint32_t stale = tokens[round];
+        table.Remove(stale);
+        const uint32_t again = table.Add(MrView{1, 0x4000, 64, 0});
+        ASSERT_EQ(again & 0xFFFF, stale & 0xFFFF);  // the only free slot
+        EXPECT_NE(again, stale);
+        MrView v;
+        EXPECT_FALSE(table.Lookup(stale, &v));
+        EXPECT_TRUE(table.Lookup(again, &v));
+        tokens[round] = again;
+    }
 }
 
 }  // namespace
