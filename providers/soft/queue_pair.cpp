@@ -49,6 +49,13 @@ QueuePair::~QueuePair() {
     rcq_->RemovePoller(this);
     if (icq_.get() != rcq_.get()) icq_->RemovePoller(this);
     if (srq_) srq_->RemoveQp(this);
+    // The peer may not have heard of our end yet, and a region's token is
+    // good on any queue pair (R074): its copies into our memory must end
+    // before we leave the barrier's list, and no new one may start.
+    if (state() != State::Idle && conn_ && conn_->channel) {
+        conn_->channel->header()->closed[conn_->side].store(1, std::memory_order_seq_cst);
+        DrainPeerCopies();
+    }
     engine_->RemovePollable(this);
     QpRegistry::Remove(this);
     Close();  // released without Disconnect: implicit flush (R140)
@@ -281,14 +288,17 @@ void QueuePair::Quiesce() {
     // dropped outside them, see MemoryWindow::Invalidate.)
     { std::lock_guard<QpLock> lock(rx_mu_); }
     { std::lock_guard<QpLock> lock(tx_mu_); }
-    // The peer's cross-memory copies into our memory: bounded, in case the
-    // peer is stopped between its check and its copy.
-    if (!conn_->channel) return;
+    if (conn_->channel) DrainPeerCopies();
+}
+
+// The peer's cross-memory copies into our memory: bounded, in case the peer
+// is stopped between its check and its copy.
+void QueuePair::DrainPeerCopies() {
     std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[1 - conn_->side];
     const uint64_t until = NowMs() + kQuiesceLimitMs;
     // First a read-modify-write (see RemoteAccess: it orders our table change
     // before the peer's check), then plain loads until the copies drain.
-    for (uint32_t n = busy.fetch_add(0, std::memory_order_acq_rel); n != 0; n = busy.load(std::memory_order_acquire)) {
+    for (uint32_t n = busy.fetch_add(0, std::memory_order_seq_cst); n != 0; n = busy.load(std::memory_order_acquire)) {
         if (NowMs() > until || (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH)) {
             OPENND_SOFT_LOG("Deregister: the peer (process %d) is still copying after %u ms; going on",
                             conn_->peer_pid, kQuiesceLimitMs);

@@ -125,6 +125,9 @@ public:
     void WantWakeups(bool on) override;
     bool NotifyArmed() override;
     void Quiesce() override;
+    // Waits (bounded) until the peer's cross-memory copies into our memory
+    // that have started are over.
+    void DrainPeerCopies();
 
     // Used by the SRQ: a receive posted to it may match a waiting message.
     void KickReceive() {

@@ -84,12 +84,17 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
     // the peer either removed the token before our check or waits for us.
     // (Both sides touch the counter with read-modify-writes: if its RMW came
     // first, ours reads from it and its table change happens before our check.)
-    std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[conn_->side];
-    busy.fetch_add(1, std::memory_order_acq_rel);
+    // The peer's queue pair gone (it drains us, then raises the flag: if it
+    // read the counter before our announcement, we see the flag): nothing of
+    // its memory may be touched any more.
+    ChannelHeader *h = conn_->channel->header();
+    std::atomic<uint32_t> &busy = h->remote_access[conn_->side];
+    busy.fetch_add(1, std::memory_order_seq_cst);
     struct Done {
         std::atomic<uint32_t> &b;
         ~Done() { b.fetch_sub(1, std::memory_order_release); }
     } done{busy};
+    if (h->closed[1 - conn_->side].load(std::memory_order_seq_cst)) return ND_CANCELED;
     if (conn_->peer_mrs().CheckRemote(FromWireToken(rtoken), raddr, total, write ? kRightRemoteWrite : kRightRemoteRead,
                                       conn_->peer_qp_id) != RemoteCheck::Ok)
         return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors are access violations

@@ -13,8 +13,9 @@ namespace soft {
 
 // 2: copy-through-ring messages (no cross-memory attach); 3: the channel's
 // remote_access counters (Deregister waits for the peer's cross-memory copies);
-// 4: the channel and MR table memfds are sealed against resizing.
-constexpr uint16_t kWireVersion = 4;
+// 4: the channel and MR table memfds are sealed against resizing; 5: the
+// channel's closed flags (a gone queue pair admits no more copies).
+constexpr uint16_t kWireVersion = 5;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
@@ -84,10 +85,16 @@ struct alignas(64) ChannelHeader {
     // Deregister waits for the peer's to drain; on a line of its own so the
     // rings' readers do not share it.
     std::atomic<uint32_t> remote_access[2];
-    char pad2[56];
+    // Side s's queue pair is gone: the other side makes no more copies into
+    // or out of side s's memory (checked after announcing one in
+    // remote_access, so a gone queue pair drains the last ones and then
+    // needs no barrier of Deregister's to cover it).
+    std::atomic<uint32_t> closed[2];
+    char pad2[48];
 };
 static_assert(sizeof(ChannelHeader) == 448, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, remote_access) == 384, "ChannelHeader layout");
+static_assert(offsetof(ChannelHeader, closed) == 392, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, wake_wanted) == 64, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, ring) == 128, "ChannelHeader layout");
 constexpr uint32_t kChannelHeaderBytes = 4096;

@@ -3,6 +3,9 @@
 // invalidated, local SGE with a bad token. COMPAT-NOTES: accepted at post
 // time, completed ND_ACCESS_VIOLATION, the connection ends, and the target's
 // memory is untouched. Run once per address.
+#include <cstring>
+#include <thread>
+
 #include "suite.h"
 
 namespace ndc {
@@ -308,6 +311,41 @@ TEST_P(RemoteAccess, WriteTargetDeregisteredInFlightIsNeverWrittenAfter) {
 
 TEST_P(RemoteAccess, WriteTargetReleasedInFlightIsNeverWrittenAfterR076) {
     PeerAccessWhileWithdrawn(node, addr, true, LetGo::Release);
+}
+
+// A region's token is good on any of our queue pairs (R074), and the peer
+// hears of a queue pair's end only later: a queue pair released without
+// Disconnect must not leave the peer's copies into our memory running past
+// a Deregister. The peer rewrites our region in a loop; we release the
+// queue pair and its connector, deregister and clear the region: nothing
+// lands in it after that.
+TEST_P(RemoteAccess, NoWriteLandsAfterDeregisterOnceTheQueuePairIsGone) {
+    constexpr size_t kLen = 1 << 20;
+    for (int round = 0; round < 5; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        Pair p;
+        ASSERT_EQ(p.Connect(node, addr), "");
+        Mem ours(kLen);
+        std::memset(ours.data(), 0, kLen);
+        ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
+        PeerRegister(p.peer, "theirs", kLen, kAllRights, 13);
+        const size_t at = kLen - 1;
+        const uint8_t want = PatternByte(13, at);
+        PEER_OK(go, p.peer.Call(Msg("writeloop").Set("c", 0).Set("mem", "theirs").Set("len", kLen)
+                                    .Set("raddr", ours.addr()).Set("rtoken", ours.remote_token()).Set("ms", 2000)));
+        Deadline d(WaitMs());
+        const volatile uint8_t *last = reinterpret_cast<const volatile uint8_t *>(ours.data() + at);
+        while (*last != want && !d.Expired()) std::this_thread::yield();
+        ASSERT_EQ(*last, want) << "the peer's Writes never landed";
+        p.conn.connector.reset();
+        p.conn.qp.reset();
+        ASSERT_ND(ND_SUCCESS, ours.Deregister());
+        std::memset(ours.data(), 0, kLen);
+        SleepMs(50);
+        size_t landed = 0;
+        for (size_t i = 0; i < kLen; ++i) landed += ours.data()[i] != 0;
+        EXPECT_EQ(landed, 0u) << "bytes landed after Deregister returned";
+    }
 }
 
 }  // namespace

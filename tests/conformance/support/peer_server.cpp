@@ -193,6 +193,7 @@ Msg Server::Dispatch(const Msg &m) {
     }
     if (v == "spinlast") return SpinLast(m);
     if (v == "stream") return Stream(m);
+    if (v == "writeloop") return WriteLoop(m);
     if (v == "echo") return Echo(m);
     if (v == "sink") return Sink(m);
     if (v == "simul") return Simul(m);

@@ -101,6 +101,7 @@ private:
     Msg Bind(const Msg &m);
     Msg SpinLast(const Msg &m);
     Msg Stream(const Msg &m);
+    Msg WriteLoop(const Msg &m);
     Msg Echo(const Msg &m);
     Msg Sink(const Msg &m);
     Msg Simul(const Msg &m);

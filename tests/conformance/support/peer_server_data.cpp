@@ -240,6 +240,31 @@ Msg Server::Stream(const Msg &m) {
     return Msg("");  // already replied
 }
 
+// RDMA Writes of mem[0, len) to (raddr, rtoken), `depth` in flight, until
+// `ms` have passed or one fails. Replies at once: the caller acts meanwhile.
+Msg Server::WriteLoop(const Msg &m) {
+    PConn &pc = C(m);
+    Mem &mem = M(m.Str("mem"));
+    size_t len = m.U64("len"), depth = m.U64("depth", 4);
+    ND2_SGE sge = mem.Sge(0, len);
+    ch_.Send(Ok());
+    size_t outstanding = 0;
+    Deadline d(m.U64("ms", 1000));
+    while (!d.Expired()) {
+        while (outstanding < depth) {
+            if (FAILED(pc.c.qp->Write(nullptr, &sge, 1, m.U64("raddr"), static_cast<UINT32>(m.U64("rtoken")), 0)))
+                return Msg("");
+            ++outstanding;
+        }
+        ND2_RESULT r;
+        if (pc.cq.Next(&r, 100)) {
+            --outstanding;
+            if (FAILED(r.Status)) break;
+        }
+    }
+    return Msg("");  // already replied
+}
+
 Msg Server::Echo(const Msg &m) {
     PConn &pc = C(m);
     Need(pc.rx != nullptr, "echo needs receive buffers (recvs/recvsize at connection time)");
