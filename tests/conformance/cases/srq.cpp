@@ -103,6 +103,23 @@ TEST_F(SharedReceiveQueue, SharedBySeveralQueuePairsR088) {
     for (int q = 0; q < 3; ++q) EXPECT_EQ(per_qp[q], 2) << "QP " << q;
 }
 
+// A receive taken from the SRQ whose buffer is not registered (a token no
+// region has) fails ND_ACCESS_VIOLATION when a message arrives, even an
+// empty one: as a QP's own receive does.
+TEST_F(SharedReceiveQueue, UnregisteredReceiveBufferFailsEvenForZeroBytes) {
+    NEED_SRQ();
+    SrqSetup s;
+    std::string err = s.Create(node, 64, 0);
+    ASSERT_TRUE(err.empty()) << err;
+    ND2_SGE bad = s.m.Sge(0, 4096);
+    bad.MemoryRegionToken = s.m.local_token() ^ 0x5A5A0000u;
+    ASSERT_ND(ND_SUCCESS, s.srq->Receive(reinterpret_cast<void *>(1), &bad, 1));
+    err = s.Connect(node, addr, 1);
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_TRUE(s.PeerSend(0, 0));
+    EXPECT_TRUE(NextIs(s.cq, ND_ACCESS_VIOLATION, Nd2RequestTypeReceive));
+}
+
 // R085: not armed by default; completes (every outstanding Notify) when
 // posted receives fall below the threshold.
 TEST_F(SharedReceiveQueue, ThresholdNotificationR085) {
