@@ -29,7 +29,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 step "build with ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_win32 test_kit test_soft test_soft_engine ndsoft
+cmake --build build-tsan -j"$jobs" --target test_win32 test_kit test_soft test_soft_engine ndsoft test_ndk ndksmbd
 step "concurrency tests under TSan"
 # The two-process test runs on the cross-memory-attach path only: on the
 # copy path the target's progress thread places RDMA Writes into memory the
@@ -37,7 +37,7 @@ step "concurrency tests under TSan"
 # across processes (what hardware DMA does invisibly), so it reports a race.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
-  -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier)|CrossMemoryAttach|_Tcp'
+  -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Ndk|Smbd)|CrossMemoryAttach|_Tcp'
 
 # Interoperability with Linux soft-iWARP (siw) in a VM (tests/interop,
 # docs/interop.md): needs root, /dev/net/tun and the rdma-vm tool next to the
