@@ -140,6 +140,7 @@ CmMessage NewCmMessage(CmType type) {
     m.size = sizeof(CmMessage);
     m.type = type;
     m.pid = static_cast<uint32_t>(getpid());
+    m.table_fd = -1;
     return m;
 }
 

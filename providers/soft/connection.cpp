@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -24,6 +25,15 @@ bool ProbeCma(pid_t pid, uint64_t address) {
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof word && word == kProbeMagic;
 }
 
+int FetchPeerFd(pid_t pid, int fd) {
+    if (fd < 0) return -1;
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) return -1;
+    const int got = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+    close(pidfd);
+    return got;  // close-on-exec, as pidfd_getfd sets it
+}
+
 PeerEngine::~PeerEngine() {
     if (mr_map) munmap(mr_map, kMrTableBytes);
     if (wake_fd >= 0) close(wake_fd);
@@ -36,6 +46,11 @@ void PeerEngine::Wake() const {
 }
 
 std::shared_ptr<PeerEngine> PeerEngines::Get(int wake_fd, int mr_fd, std::string *error) {
+    if (mr_fd < 0) {
+        auto peer = std::make_shared<PeerEngine>();
+        peer->wake_fd = wake_fd;
+        return peer;
+    }
     struct stat st;
     if (!SealedAtSize(mr_fd, kMrTableBytes, "memory-region table", error) || fstat(mr_fd, &st) != 0) {
         if (mr_fd >= 0) close(mr_fd);

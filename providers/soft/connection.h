@@ -34,7 +34,8 @@ struct PeerEngine {
 class PeerEngines {
 public:
     // Takes ownership of both descriptors (closing them if the peer engine
-    // is already known). nullptr with *error on a bad table.
+    // is already known). nullptr with *error on a bad table. mr_fd -1: the
+    // peer's table is not ours to see (a peer engine of its own, no table).
     std::shared_ptr<PeerEngine> Get(int wake_fd, int mr_fd, std::string *error);
 
 private:
@@ -47,6 +48,9 @@ uint64_t ProbeAddress();
 // True if this process can read the peer's memory with process_vm_readv
 // (false when forced off with OPENND_SOFT_CMA=0).
 bool ProbeCma(pid_t pid, uint64_t address);
+// A copy of descriptor `fd` of process `pid` (pidfd_getfd: the same ptrace
+// access as cross-memory attach), or -1.
+int FetchPeerFd(pid_t pid, int fd);
 
 struct Connection {
     int cm_fd = -1;  // the CM socket (owned): connection events and peer death

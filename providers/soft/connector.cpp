@@ -148,10 +148,9 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
         qp->Unreserve();
         return ND_ACCESS_VIOLATION;  // R116
     }
-    int ro = engine_->mrs().ReadOnlyFd();
-    int fds[3] = {conn->channel->fd(), engine_->wake_fd(), ro};
-    bool sent = ro >= 0 && CmSend(cm, m, fds, 3);
-    if (ro >= 0) close(ro);
+    m.table_fd = engine_->mrs().fd();
+    int fds[2] = {conn->channel->fd(), engine_->wake_fd()};
+    bool sent = CmSend(cm, m, fds, 2);
     conn->channel->CloseFd();  // sent and mapped: not needed any more
     if (!sent) {
         qp->Unreserve();
@@ -230,10 +229,9 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     m.flags |= qp->UsesSrq() ? kCmFlagUsesSrq : 0;
     std::memcpy(m.peer_address, &local_.storage, local_.length());
     m.peer_address_len = local_.length();
-    int ro = engine_->mrs().ReadOnlyFd();
-    int fds[2] = {engine_->wake_fd(), ro};
-    bool sent = ro >= 0 && CmSend(conn_->cm_fd, m, fds, 2);
-    if (ro >= 0) close(ro);
+    m.table_fd = engine_->mrs().fd();
+    int fds[1] = {engine_->wake_fd()};
+    bool sent = CmSend(conn_->cm_fd, m, fds, 1);
     HRESULT hr = AcceptSentLocked(qp, sent, ov);
     if (hr == ND_PENDING) qp->Attach(conn_);  // the first Send may arrive before Ready is read
     return hr;

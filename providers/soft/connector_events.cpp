@@ -55,16 +55,18 @@ void Connector::OnReadable(int fd) {
 void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
     switch (state_) {
     case State::Connecting:
-        if (m.type == CmType::Accept && nfds == 2) {
+        if (m.type == CmType::Accept && nfds == 1) {
             std::string error;
-            if (!conn_->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[0], fds[1], &error)) {
-                fds[0] = fds[1] = -1;  // owned by conn_ now
+            const bool cma = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
+            const int table = cma ? FetchPeerFd(static_cast<pid_t>(m.pid), m.table_fd) : -1;
+            const bool ok = conn_->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[0], table, &error);
+            fds[0] = -1;  // owned by conn_ now
+            if (!ok) {
                 AbandonLocked(ND_CONNECTION_REFUSED);
                 return;
             }
-            fds[0] = fds[1] = -1;
             conn_->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
-            conn_->can_access_peer = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
+            conn_->can_access_peer = cma && conn_->peer->mrs.valid();  // one-sided checks need its table
             conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0;
             peer_msg_ = m;
             have_peer_data_ = true;

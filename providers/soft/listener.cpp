@@ -160,7 +160,7 @@ void Listener::ReadRequestLocked(int fd) {
         for (int i = 0; i < nfds; ++i) close(fds[i]);
         close(fd);
     };
-    if (r != 1 || m.type != CmType::Request || nfds != 3) return drop();
+    if (r != 1 || m.type != CmType::Request || nfds != 2) return drop();
     if (backlog_ != 0 && backlog_queue_.size() >= backlog_) {
         CmSend(fd, NewCmMessage(CmType::Reject));  // backlog full: refused (retryable)
         return drop();
@@ -173,12 +173,13 @@ void Listener::ReadRequestLocked(int fd) {
     if (conn->channel) conn->channel->CloseFd();  // mapped: the descriptor is no longer needed
     if (!conn->channel) {  // the failed channel closed fds[0]
         close(fds[1]);
-        close(fds[2]);
         return;  // conn closes the socket: the active side sees a refusal
     }
-    if (!conn->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[1], fds[2], &error)) return;
+    const bool cma = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
+    const int table = cma ? FetchPeerFd(static_cast<pid_t>(m.pid), m.table_fd) : -1;
+    if (!conn->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[1], table, &error)) return;
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
-    conn->can_access_peer = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
+    conn->can_access_peer = cma && conn->peer->mrs.valid();  // one-sided checks need its table
     // The CM socket is blocking for the connector's sends from now on.
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

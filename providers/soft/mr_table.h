@@ -77,7 +77,10 @@ public:
     // Local SGEs: each non-empty one inside a current region (not a window)
     // that grants one of `need_rights` (0: any). *total: their byte count.
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr) const;
-    // A read-only descriptor of the table file, for a peer (caller closes it).
+    // The table file's descriptor: a peer with ptrace access to us takes a
+    // copy of it (pidfd_getfd); sealed, it can only map it read-only.
+    int fd() const { return fd_; }
+    // A read-only descriptor of the table file (caller closes it).
     int ReadOnlyFd() const;
 
 private:

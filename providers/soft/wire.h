@@ -14,8 +14,9 @@ namespace soft {
 // 2: copy-through-ring messages (no cross-memory attach); 3: the channel's
 // remote_access counters (Deregister waits for the peer's cross-memory copies);
 // 4: the channel and MR table memfds are sealed against resizing; 5: the
-// channel's closed flags (a gone queue pair admits no more copies).
-constexpr uint16_t kWireVersion = 5;
+// channel's closed flags (a gone queue pair admits no more copies); 6: the
+// memory-region table is not sent, a peer that may attach to us fetches it.
+constexpr uint16_t kWireVersion = 6;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
@@ -47,11 +48,16 @@ struct CmMessage {
     uint8_t peer_address[28];  // the address the sender sees itself as (sockaddr_in/_in6)
     uint32_t peer_address_len;
     int32_t status;            // Terminate: the error; Reject: 0
+    // Request/Accept: the sender's descriptor of its memory-region table. A
+    // peer that may attach to the sender's memory (ptrace access, as cross-
+    // memory attach needs) takes it with pidfd_getfd; no other peer gets it.
+    int32_t table_fd;
     uint32_t private_len;
     uint8_t private_data[kMaxPrivateData];
 };
-static_assert(sizeof(CmMessage) == 592, "CmMessage layout is part of the wire protocol");
-static_assert(offsetof(CmMessage, private_data) == 80, "CmMessage layout");
+static_assert(sizeof(CmMessage) == 600, "CmMessage layout is part of the wire protocol");
+static_assert(offsetof(CmMessage, table_fd) == 76, "CmMessage layout");
+static_assert(offsetof(CmMessage, private_data) == 84, "CmMessage layout");
 
 // ---- the connection's shared-memory channel ----
 // Page 0: header. Then ring 0 (active -> passive) and ring 1 (passive -> active).

@@ -3,6 +3,8 @@
 // invalidated, local SGE with a bad token. COMPAT-NOTES: accepted at post
 // time, completed ND_ACCESS_VIOLATION, the connection ends, and the target's
 // memory is untouched. Run once per address.
+#include <sys/prctl.h>
+
 #include <cstring>
 #include <thread>
 
@@ -346,6 +348,33 @@ TEST_P(RemoteAccess, NoWriteLandsAfterDeregisterOnceTheQueuePairIsGone) {
         for (size_t i = 0; i < kLen; ++i) landed += ours.data()[i] != 0;
         EXPECT_EQ(landed, 0u) << "bytes landed after Deregister returned";
     }
+}
+
+// A peer that may not attach to our memory (no ptrace access: cross-memory
+// attach needs it too) never gets our memory-region table: it would learn
+// every region's token. It reaches our memory through the rings only, where
+// we check each access, and that works.
+TEST_P(RemoteAccess, APeerWithoutPtraceAccessNeverSeesOurTable) {
+    struct NotDumpable {  // attaching to us now needs a capability over us
+        NotDumpable() { prctl(PR_SET_DUMPABLE, 0); }
+        ~NotDumpable() { prctl(PR_SET_DUMPABLE, 1); }
+    } guard;
+    Pair p;
+    p.peer.isolated = true;  // a user namespace of its own: no capability over us
+    ASSERT_EQ(p.Connect(node, addr), "");
+    PEER_OK(t, p.peer.Call(Msg("tables")));
+    EXPECT_EQ(t.U64("count"), 1u) << "the peer maps another process's memory-region table";
+    constexpr size_t kLen = 65536;
+    Mem ours(kLen);
+    ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
+    PeerRegister(p.peer, "theirs", kLen, kAllRights, 21);
+    PEER_OK(w, p.peer.Call(Msg("write").Set("c", 0).Set("mem", "theirs").Set("len", kLen).Set("raddr", ours.addr())
+                               .Set("rtoken", ours.remote_token()).Set("ctx", 3)));
+    ASSERT_ND(ND_SUCCESS, ST(w, "hr"));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0)));
+    ASSERT_EQ(r.U64("count"), 1u);
+    EXPECT_ND(ND_SUCCESS, ST(r, "s0"));
+    EXPECT_EQ(CheckPattern(ours.data(), kLen, 21), "");
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ std::string Peer::Start(const IpAddress &address) {
     if (pid == 0) {
         // Only async-signal-safe calls between fork and exec.
         if (ns >= 0 && setns(ns, CLONE_NEWNET) != 0) _exit(126);  // "as if on another host"
+        if (isolated && unshare(CLONE_NEWUSER) != 0) _exit(125);
         fcntl(sv[1], F_SETFD, 0);
         execv("/proc/self/exe", argv.data());
         _exit(127);

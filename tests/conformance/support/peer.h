@@ -44,6 +44,11 @@ public:
     pid_t pid() const { return pid_; }
     bool running() const { return pid_ > 0; }
 
+    // Set before Start: the peer runs in a user namespace of its own, so it
+    // has no capability over this process: no ptrace access (and so no
+    // cross-memory attach) to us while we are not dumpable.
+    bool isolated = false;
+
 private:
     int Reap(uint64_t ms);
     Channel ch_;

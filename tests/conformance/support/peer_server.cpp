@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <string>
+
 #include "support/peer_server.h"
 #include "support/simultaneous.h"
 
@@ -182,6 +185,12 @@ Msg Server::Dispatch(const Msg &m) {
         if (what == "qp" || what == "both") pc.c.qp.reset();
         if (what == "all") conns_[m.U64("c")].reset();
         return Ok();
+    }
+    if (v == "tables") {  // memory-region tables mapped in this process (its own is one)
+        std::ifstream maps("/proc/self/maps");
+        uint64_t n = 0;
+        for (std::string line; std::getline(maps, line);) n += line.find("opennd-mr-table") != std::string::npos;
+        return Ok().Set("count", n);
     }
     if (v == "quiet") {
         SleepMs(m.U64("ms"));
