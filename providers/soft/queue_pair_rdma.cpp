@@ -198,12 +198,26 @@ HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
     // lock (declared first): releasing a region runs the Deregister
     // barrier, which takes every queue pair's locks.
     opennd::kit::ComPtr<MemoryRegion> unbound;
+    // Transfers through the window that are under way end before the
+    // Invalidate completes (R106): the ring's placements run under rx_mu_
+    // (held from before the window goes, so none is half done after), the
+    // peer's cross-memory copies are drained, a TCP stream's placements are
+    // passed (each piece is checked under its lock).
+    std::unique_lock<QpLock> rx(rx_mu_, std::defer_lock);
+    if (!tcp_) rx.lock();
     std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
     HRESULT status = ND_CANCELED;
     bool was_connected = state() == State::Connected;
     if (was_connected) status = mw->Invalidate(&unbound) ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
+    if (status == ND_SUCCESS && !tcp_ && conn_->channel) DrainPeerCopies();
+    if (rx.owns_lock()) rx.unlock();  // a failure's flush takes it
+    if (status == ND_SUCCESS && tcp_) {
+        lock.unlock();
+        tcp_->Quiesce();
+        lock.lock();
+    }
     return FinishOneSided(lock, Nd2RequestTypeInvalidate, ctx, flags, status, was_connected);
 }
 

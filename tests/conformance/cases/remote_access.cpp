@@ -350,6 +350,39 @@ TEST_P(RemoteAccess, NoWriteLandsAfterDeregisterOnceTheQueuePairIsGone) {
     }
 }
 
+// R106, transfers in flight: the peer writes through our window in a loop;
+// once our Invalidate has completed, nothing more lands through it.
+TEST_P(RemoteAccess, NoWriteLandsThroughAWindowOnceItsInvalidateCompletedR106) {
+    constexpr size_t kLen = 1 << 20;
+    for (int round = 0; round < 5; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        Pair p;
+        ASSERT_EQ(p.Connect(node, addr), "");
+        Mem ours(kLen);
+        std::memset(ours.data(), 0, kLen);
+        ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
+        Ref<IND2MemoryWindow> mw;
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, ours.mr(), mw.get(), ours.data(), kLen, ND_OP_FLAG_ALLOW_WRITE));
+        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+        PeerRegister(p.peer, "theirs", kLen, kAllRights, 17);
+        const uint8_t want = PatternByte(17, kLen - 1);
+        PEER_OK(go, p.peer.Call(Msg("writeloop").Set("c", 0).Set("mem", "theirs").Set("len", kLen)
+                                    .Set("raddr", ours.addr()).Set("rtoken", mw->GetRemoteToken()).Set("ms", 2000)));
+        Deadline d(WaitMs());
+        const volatile uint8_t *last = reinterpret_cast<const volatile uint8_t *>(ours.data() + kLen - 1);
+        while (*last != want && !d.Expired()) std::this_thread::yield();
+        ASSERT_EQ(*last, want) << "the peer's Writes never landed";
+        ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), 0));
+        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+        std::memset(ours.data(), 0, kLen);
+        SleepMs(50);
+        size_t landed = 0;
+        for (size_t i = 0; i < kLen; ++i) landed += ours.data()[i] != 0;
+        EXPECT_EQ(landed, 0u) << "bytes landed through the window after its Invalidate completed";
+    }
+}
+
 // A peer that may not attach to our memory (no ptrace access: cross-memory
 // attach needs it too) never gets our memory-region table: it would learn
 // every region's token. It reaches our memory through the rings only, where
