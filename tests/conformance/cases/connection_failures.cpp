@@ -158,32 +158,50 @@ TEST_P(Connection, ActiveReleasesDuringConnectR143) {
     EXPECT_ND(ND_CONNECTION_ABORTED, ST(r, "status"));
 }
 
+// A passive side's Accept under way: the peer connected (without
+// CompleteConnect) and we Accept; `hr` is what Accept returned, `cr` the
+// peer's answer to its connect.
+struct AcceptUnderWay {
+    Listener l;
+    Cq cq;
+    Conn c;
+    Peer peer;
+    Ov ov;
+    HRESULT hr = ND_SUCCESS;
+    Msg cr;
+    std::string Start(Node &node, const IpAddress &addr) {
+        std::string err = l.Start(node, WithPort(addr, 0));
+        if (!err.empty()) return err;
+        HRESULT h = cq.Create(node.adapter.get(), node.file, 64);
+        if (SUCCEEDED(h)) h = c.Create(node, cq, cq);
+        if (FAILED(h)) return "CQ/QP: " + StatusName(h);
+        if (!(err = peer.Start(addr)).empty()) return err;
+        if (!peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port).Set("complete", 0)))
+            return "cannot talk to the peer";
+        if (FAILED(h = l.Get(c))) return "GetConnectionRequest: " + StatusName(h);
+        hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &ov);
+        cr = peer.Wait();
+        return cr.ok() ? "" : cr.error();
+    }
+    // Another Accept on the same connector, with a fresh QP.
+    HRESULT AcceptAgain(Node &node) {
+        Conn fresh;
+        HRESULT h = fresh.Create(node, cq, cq);
+        if (FAILED(h)) return h;
+        ov.Reuse();
+        return Finish(c.connector.get(), &ov, c.connector->Accept(fresh.qp.get(), 8, 8, nullptr, 0, &ov));
+    }
+};
+
 // R123: a connector whose Accept failed cannot be used again.
 TEST_P(Connection, ConnectorUnusableAfterFailedAcceptR123) {
-    Listener l;
-    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    // The peer connects and then gives up before we answer.
-    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port).Set("complete", 0)));
-    ASSERT_ND(ND_SUCCESS, l.Get(c));
-    // Accept, the peer releases without CompleteConnect: Accept fails.
-    Ov ov;
-    HRESULT hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &ov);
-    Msg cr = peer.Wait();
-    ASSERT_TRUE(cr.ok()) << cr.error();
-    PEER_OK(rel, peer.Call(Msg("release").Set("c", cr.U64("c")).Set("what", "both")));
-    HRESULT accept_status = Finish(c.connector.get(), &ov, hr);
+    AcceptUnderWay a;
+    ASSERT_EQ(a.Start(node, addr), "");
+    // The peer releases without CompleteConnect: Accept fails.
+    PEER_OK(rel, a.peer.Call(Msg("release").Set("c", a.cr.U64("c")).Set("what", "both")));
+    HRESULT accept_status = Finish(a.c.connector.get(), &a.ov, a.hr);
     EXPECT_TRUE(FAILED(accept_status)) << "Accept after the active side released: " << StatusName(accept_status);
-    // The connector is done: another Accept (with a fresh QP) fails.
-    Conn fresh;
-    ASSERT_ND(ND_SUCCESS, fresh.Create(node, cq, cq));
-    ov.Reuse();
-    HRESULT again = Finish(c.connector.get(), &ov, c.connector->Accept(fresh.qp.get(), 8, 8, nullptr, 0, &ov));
+    HRESULT again = a.AcceptAgain(node);
     EXPECT_TRUE(FAILED(again)) << "a connector whose Accept failed accepted again: " << StatusName(again);
 }
 
@@ -192,34 +210,20 @@ TEST_P(Connection, ConnectorUnusableAfterFailedAcceptR123) {
 // gone (NotifyDisconnect) and its CompleteConnect fails; the connector does
 // not accept again.
 TEST_P(Connection, PassiveCancelsDuringAcceptL6) {
-    Listener l;
-    ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port).Set("complete", 0)));
-    ASSERT_ND(ND_SUCCESS, l.Get(c));
-    Ov ov;
-    HRESULT hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &ov);
-    ASSERT_ND(ND_PENDING, hr);  // until the initiator's CompleteConnect
-    Msg cr = peer.Wait();
-    ASSERT_TRUE(cr.ok()) << cr.error();
-    PEER_OK(n, peer.Call(Msg("notifydisc").Set("c", cr.U64("c"))));
+    AcceptUnderWay a;
+    ASSERT_EQ(a.Start(node, addr), "");
+    ASSERT_ND(ND_PENDING, a.hr);  // until the initiator's CompleteConnect
+    const uint64_t peer_conn = a.cr.U64("c");
+    PEER_OK(n, a.peer.Call(Msg("notifydisc").Set("c", peer_conn)));
     ASSERT_ND(ND_PENDING, ST(n, "hr"));
-    ASSERT_ND(ND_SUCCESS, c.connector->CancelOverlappedRequests());
-    EXPECT_ND(ND_CANCELED, Finish(c.connector.get(), &ov, hr));
-    PEER_OK(w, peer.Call(Msg("notifydiscwait").Set("c", cr.U64("c")).Set("ms", WaitMs())));
+    ASSERT_ND(ND_SUCCESS, a.c.connector->CancelOverlappedRequests());
+    EXPECT_ND(ND_CANCELED, Finish(a.c.connector.get(), &a.ov, a.hr));
+    PEER_OK(w, a.peer.Call(Msg("notifydiscwait").Set("c", peer_conn).Set("ms", WaitMs())));
     EXPECT_ND(ND_SUCCESS, ST(w, "status"));
-    PEER_OK(cc, peer.Call(Msg("completeconnect").Set("c", cr.U64("c"))));
+    PEER_OK(cc, a.peer.Call(Msg("completeconnect").Set("c", peer_conn)));
     EXPECT_TRUE(FAILED(ST(cc, "status"))) << "CompleteConnect after the Accept was cancelled: "
                                           << StatusName(ST(cc, "status"));
-    Conn fresh;
-    ASSERT_ND(ND_SUCCESS, fresh.Create(node, cq, cq));
-    ov.Reuse();
-    HRESULT again = Finish(c.connector.get(), &ov, c.connector->Accept(fresh.qp.get(), 8, 8, nullptr, 0, &ov));
+    HRESULT again = a.AcceptAgain(node);
     EXPECT_TRUE(FAILED(again)) << "a connector whose Accept was cancelled accepted again: " << StatusName(again);
 }
 

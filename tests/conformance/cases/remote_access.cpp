@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "suite.h"
@@ -315,72 +316,70 @@ TEST_P(RemoteAccess, WriteTargetReleasedInFlightIsNeverWrittenAfterR076) {
     PeerAccessWhileWithdrawn(node, addr, true, LetGo::Release);
 }
 
-// A region's token is good on any of our queue pairs (R074), and the peer
-// hears of a queue pair's end only later: a queue pair released without
-// Disconnect must not leave the peer's copies into our memory running past
-// a Deregister. The peer rewrites our region in a loop; we release the
-// queue pair and its connector, deregister and clear the region: nothing
-// lands in it after that.
-TEST_P(RemoteAccess, NoWriteLandsAfterDeregisterOnceTheQueuePairIsGone) {
-    constexpr size_t kLen = 1 << 20;
-    for (int round = 0; round < 5; ++round) {
+// The peer writes its pattern into ours through `token` in a loop; once it
+// has landed, `stop` runs; from its return on, nothing may land in ours.
+void NothingLandsAfter(Pair &p, Mem &ours, UINT32 token, const std::function<void()> &stop, const char *what) {
+    const size_t len = ours.size();
+    std::memset(ours.data(), 0, len);
+    PeerRegister(p.peer, "theirs", len, kAllRights, 17);
+    const uint8_t want = PatternByte(17, len - 1);
+    PEER_OK(go, p.peer.Call(Msg("writeloop").Set("c", 0).Set("mem", "theirs").Set("len", len)
+                                .Set("raddr", ours.addr()).Set("rtoken", token).Set("ms", 2000)));
+    Deadline d(WaitMs());
+    const volatile uint8_t *last = reinterpret_cast<const volatile uint8_t *>(ours.data() + len - 1);
+    while (*last != want && !d.Expired()) std::this_thread::yield();
+    ASSERT_EQ(*last, want) << "the peer's Writes never landed";
+    stop();
+    if (::testing::Test::HasFatalFailure()) return;
+    std::memset(ours.data(), 0, len);
+    SleepMs(50);
+    size_t landed = 0;
+    for (size_t i = 0; i < len; ++i) landed += ours.data()[i] != 0;
+    EXPECT_EQ(landed, 0u) << "bytes landed after " << what;
+}
+
+// Five rounds of `body` on a fresh connection and a registered 1 MiB region.
+template <class Body>
+void InRounds(Node &node, const IpAddress &addr, Body body) {
+    for (int round = 0; round < 5 && !::testing::Test::HasFailure(); ++round) {
         SCOPED_TRACE("round " + std::to_string(round));
         Pair p;
         ASSERT_EQ(p.Connect(node, addr), "");
-        Mem ours(kLen);
-        std::memset(ours.data(), 0, kLen);
+        Mem ours(1 << 20);
         ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
-        PeerRegister(p.peer, "theirs", kLen, kAllRights, 13);
-        const size_t at = kLen - 1;
-        const uint8_t want = PatternByte(13, at);
-        PEER_OK(go, p.peer.Call(Msg("writeloop").Set("c", 0).Set("mem", "theirs").Set("len", kLen)
-                                    .Set("raddr", ours.addr()).Set("rtoken", ours.remote_token()).Set("ms", 2000)));
-        Deadline d(WaitMs());
-        const volatile uint8_t *last = reinterpret_cast<const volatile uint8_t *>(ours.data() + at);
-        while (*last != want && !d.Expired()) std::this_thread::yield();
-        ASSERT_EQ(*last, want) << "the peer's Writes never landed";
-        p.conn.connector.reset();
-        p.conn.qp.reset();
-        ASSERT_ND(ND_SUCCESS, ours.Deregister());
-        std::memset(ours.data(), 0, kLen);
-        SleepMs(50);
-        size_t landed = 0;
-        for (size_t i = 0; i < kLen; ++i) landed += ours.data()[i] != 0;
-        EXPECT_EQ(landed, 0u) << "bytes landed after Deregister returned";
+        body(p, ours);
     }
 }
 
-// R106, transfers in flight: the peer writes through our window in a loop;
-// once our Invalidate has completed, nothing more lands through it.
+// A region's token is good on any of our queue pairs (R074), and the peer
+// hears of a queue pair's end only later: a queue pair released without
+// Disconnect must not leave the peer's copies into our memory running past
+// a Deregister. We release the queue pair and its connector, then
+// deregister, while the peer writes.
+TEST_P(RemoteAccess, NoWriteLandsAfterDeregisterOnceTheQueuePairIsGone) {
+    InRounds(node, addr, [](Pair &p, Mem &ours) {
+        NothingLandsAfter(p, ours, ours.remote_token(), [&] {
+            p.conn.connector.reset();
+            p.conn.qp.reset();
+            ASSERT_ND(ND_SUCCESS, ours.Deregister());
+        }, "Deregister returned");
+    });
+}
+
+// R106, transfers in flight: once our Invalidate has completed, nothing
+// more lands through the window the peer writes through.
 TEST_P(RemoteAccess, NoWriteLandsThroughAWindowOnceItsInvalidateCompletedR106) {
-    constexpr size_t kLen = 1 << 20;
-    for (int round = 0; round < 5; ++round) {
-        SCOPED_TRACE("round " + std::to_string(round));
-        Pair p;
-        ASSERT_EQ(p.Connect(node, addr), "");
-        Mem ours(kLen);
-        std::memset(ours.data(), 0, kLen);
-        ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
+    InRounds(node, addr, [this](Pair &p, Mem &ours) {
         Ref<IND2MemoryWindow> mw;
         ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
-        ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, ours.mr(), mw.get(), ours.data(), kLen, ND_OP_FLAG_ALLOW_WRITE));
+        ASSERT_ND(ND_SUCCESS,
+                  p.conn.qp->Bind(nullptr, ours.mr(), mw.get(), ours.data(), ours.size(), ND_OP_FLAG_ALLOW_WRITE));
         ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
-        PeerRegister(p.peer, "theirs", kLen, kAllRights, 17);
-        const uint8_t want = PatternByte(17, kLen - 1);
-        PEER_OK(go, p.peer.Call(Msg("writeloop").Set("c", 0).Set("mem", "theirs").Set("len", kLen)
-                                    .Set("raddr", ours.addr()).Set("rtoken", mw->GetRemoteToken()).Set("ms", 2000)));
-        Deadline d(WaitMs());
-        const volatile uint8_t *last = reinterpret_cast<const volatile uint8_t *>(ours.data() + kLen - 1);
-        while (*last != want && !d.Expired()) std::this_thread::yield();
-        ASSERT_EQ(*last, want) << "the peer's Writes never landed";
-        ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), 0));
-        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
-        std::memset(ours.data(), 0, kLen);
-        SleepMs(50);
-        size_t landed = 0;
-        for (size_t i = 0; i < kLen; ++i) landed += ours.data()[i] != 0;
-        EXPECT_EQ(landed, 0u) << "bytes landed through the window after its Invalidate completed";
-    }
+        NothingLandsAfter(p, ours, mw->GetRemoteToken(), [&] {
+            ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), 0));
+            ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+        }, "the window's Invalidate completed");
+    });
 }
 
 // A peer that may not attach to our memory (no ptrace access: cross-memory
