@@ -57,8 +57,10 @@ std::shared_ptr<Channel> Channel::Attach(int fd, std::string *error) {
         return nullptr;
     }
     h->pid[1] = static_cast<uint32_t>(getpid());
-    ch->rings_[0] = static_cast<char *>(p) + h->ring_offset[0];
-    ch->rings_[1] = static_cast<char *>(p) + h->ring_offset[1];
+    // From the constants the header was checked against, not from the
+    // header again: the peer can rewrite it at any time.
+    ch->rings_[0] = static_cast<char *>(p) + kChannelHeaderBytes;
+    ch->rings_[1] = static_cast<char *>(p) + kChannelHeaderBytes + kRingSlots * kSlotSize;
     return ch;
 }
 
@@ -100,24 +102,29 @@ void RingProducer::Publish(MsgHeader *m, uint64_t pos) {
     m->seq.store(static_cast<uint32_t>(pos + 1), std::memory_order_seq_cst);
 }
 
-MsgHeader *RingConsumer::Peek() {
+MsgHeader *RingConsumer::Peek(MsgInfo *info) {
     for (;;) {
         MsgHeader *m = ch_->At(ring_, tail_);
         if (m->seq.load(std::memory_order_acquire) != static_cast<uint32_t>(tail_ + 1)) return nullptr;
-        if (m->type != MsgType::Pad) return m;
-        uint16_t slots = m->slots;
-        if (slots == 0 || slots > kRingSlots) return nullptr;  // malformed: never loop forever
-        tail_ += slots;
+        const volatile MsgHeader *v = m;
+        *info = MsgInfo{v->type, v->flags, v->slots, v->length};
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        const uint64_t room = kRingSlots - tail_ % kRingSlots;  // a message never wraps around the end
+        if (info->slots == 0 || info->slots > room) {  // malformed (a Pad too): the caller fails the connection
+            info->slots = 0;
+            return m;
+        }
+        if (info->type != MsgType::Pad) return m;
+        tail_ += info->slots;
         ch_->header()->ring[ring_].tail.store(tail_, std::memory_order_release);
     }
 }
 
-void RingConsumer::Finish(MsgHeader *m, int32_t status) {
+void RingConsumer::Finish(MsgHeader *m, const MsgInfo &info, int32_t status) {
     // Reserve left 0 (success) there: writing it again would take the
     // line from the producer for nothing (one more cache miss per message).
     if (status != 0) m->status.store(status, std::memory_order_relaxed);
-    uint16_t slots = m->slots;
-    tail_ += (slots == 0 || slots > kRingSlots) ? 1 : slots;
+    tail_ += info.slots == 0 ? 1 : info.slots;
     ch_->header()->ring[ring_].tail.store(tail_, std::memory_order_seq_cst);
 }
 

@@ -14,7 +14,9 @@
 // and receive locks provide that.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -74,16 +76,35 @@ private:
     uint64_t reaped_ = 0;
 };
 
+// A message's header as read once. The peer can rewrite the shared slot at
+// any time: what was checked must be what is used, so the consumer works
+// from this copy. `slots` 0: malformed (no slots, or running past the end
+// of the ring).
+struct MsgInfo {
+    MsgType type;
+    uint8_t flags;
+    uint16_t slots;
+    uint32_t length;
+};
+
+// Copies n bytes out of the shared mapping once: the compiler may not read
+// the source again in place of the copy.
+inline void CopyOnce(void *dst, const void *src, size_t n) {
+    std::memcpy(dst, src, n);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 // The consumer end of one ring.
 class RingConsumer {
 public:
     RingConsumer() = default;
     RingConsumer(Channel *ch, int ring) : ch_(ch), ring_(ring) {}
 
-    // The next published message (Pads are skipped), or nullptr.
-    MsgHeader *Peek();
+    // The next published message (Pads are skipped), or nullptr; *info its
+    // header, read once.
+    MsgHeader *Peek(MsgInfo *info);
     // Finishes the message returned by Peek with `status`.
-    void Finish(MsgHeader *m, int32_t status);
+    void Finish(MsgHeader *m, const MsgInfo &info, int32_t status);
     uint64_t position() const { return tail_; }
     // True if a message (or a pad) is published at `pos`: a lock-free hint.
     bool PublishedAt(uint64_t pos) const {

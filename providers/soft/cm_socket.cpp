@@ -133,6 +133,13 @@ bool CopyPrivateData(CmMessage *m, const void *data, ULONG len) {
     return true;
 }
 
+pid_t CmPeerPid(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) return -1;
+    return cred.pid;
+}
+
 CmMessage NewCmMessage(CmType type) {
     CmMessage m{};
     m.magic = kCmMagic;
@@ -160,7 +167,9 @@ bool CmSend(int fd, const CmMessage &m, const int *fds, int nfds) {
         std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
     for (;;) {
-        ssize_t r = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        // Never blocks: a few messages per connection fit any socket buffer;
+        // a full one means a peer that does not read (it is refused).
+        ssize_t r = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (r == static_cast<ssize_t>(sizeof m)) return true;
         if (r < 0 && errno == EINTR) continue;
         return false;
@@ -180,6 +189,7 @@ int CmRecv(int fd, CmMessage *m, int *fds, int *nfds) {
         r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     } while (r < 0 && errno == EINTR);
     *nfds = 0;
+    if (r < 0) return errno == EAGAIN ? -2 : -1;  // no control data to look at (msg_controllen is stale)
     for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
         int count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
@@ -197,8 +207,10 @@ int CmRecv(int fd, CmMessage *m, int *fds, int *nfds) {
         *nfds = 0;
         return -1;
     };
-    if (r == 0) return 0;
-    if (r < 0) return errno == EAGAIN ? -2 : drop();
+    if (r == 0) {  // closed (descriptors that came with the end are dropped)
+        drop();
+        return 0;
+    }
     if (r != static_cast<ssize_t>(sizeof *m) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || m->magic != kCmMagic ||
         m->version != kWireVersion || m->size != sizeof *m || m->private_len > kMaxPrivateData ||
         m->peer_address_len > sizeof m->peer_address)

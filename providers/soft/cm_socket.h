@@ -5,6 +5,8 @@
 // TCP agree on what is in use; port 0 picks from 49152-65535).
 #pragma once
 
+#include <sys/types.h>
+
 #include <span>
 #include <string>
 
@@ -31,6 +33,11 @@ bool CmSend(int fd, const CmMessage &m, const int *fds = nullptr, int nfds = 0);
 // caller owns them); 0: the peer closed; -1: error or a malformed message
 // (any descriptors that came with it are closed).
 int CmRecv(int fd, CmMessage *m, int *fds, int *nfds);
+// The process at the other end of a CM socket, as the kernel knows it
+// (SO_PEERCRED, in our pid namespace), or -1. Never the pid a message
+// claims: a peer naming another process (or us) would have our cross-memory
+// reads and writes aimed at that process.
+pid_t CmPeerPid(int fd);
 
 CmMessage NewCmMessage(CmType type);
 // Copies an application's private data into a CM message; false (nothing

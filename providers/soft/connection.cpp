@@ -1,12 +1,15 @@
 #include "connection.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "sealed_memfd.h"
 
@@ -45,7 +48,29 @@ void PeerEngine::Wake() const {
     (void)n;
 }
 
+namespace {
+
+// The peer's wake descriptor must be an eventfd that does not block: we
+// write it holding a queue pair's lock, and a pipe nobody reads (or a full
+// blocking eventfd) would hold that lock forever.
+bool UsableWakeFd(int fd) {
+    char path[64], target[64] = {};
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0 || std::strcmp(target, "anon_inode:[eventfd]") != 0) return false;
+    const int flags = fcntl(fd, F_GETFL);
+    return flags >= 0 && ((flags & O_NONBLOCK) || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
+}
+
+}  // namespace
+
 std::shared_ptr<PeerEngine> PeerEngines::Get(int wake_fd, int mr_fd, std::string *error) {
+    if (wake_fd < 0 || !UsableWakeFd(wake_fd)) {
+        *error = "the peer's wake-up descriptor is not a non-blocking eventfd";
+        if (mr_fd >= 0) close(mr_fd);
+        if (wake_fd >= 0) close(wake_fd);
+        return nullptr;
+    }
     if (mr_fd < 0) {
         auto peer = std::make_shared<PeerEngine>();
         peer->wake_fd = wake_fd;

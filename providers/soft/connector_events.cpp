@@ -57,9 +57,11 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
     case State::Connecting:
         if (m.type == CmType::Accept && nfds == 1) {
             std::string error;
-            const bool cma = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
-            const int table = cma ? FetchPeerFd(static_cast<pid_t>(m.pid), m.table_fd) : -1;
-            const bool ok = conn_->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[0], table, &error);
+            const pid_t pid = CmPeerPid(conn_->cm_fd);
+            const bool cma = pid > 0 && ProbeCma(pid, m.probe_address);
+            const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
+            const bool ok = pid > 0 && conn_->SetPeer(engine_->peers(), pid, m.qp_id, fds[0], table, &error);
+            if (pid <= 0) close(fds[0]);
             fds[0] = -1;  // owned by conn_ now
             if (!ok) {
                 AbandonLocked(ND_CONNECTION_REFUSED);

@@ -175,9 +175,14 @@ void Listener::ReadRequestLocked(int fd) {
         close(fds[1]);
         return;  // conn closes the socket: the active side sees a refusal
     }
-    const bool cma = ProbeCma(static_cast<pid_t>(m.pid), m.probe_address);
-    const int table = cma ? FetchPeerFd(static_cast<pid_t>(m.pid), m.table_fd) : -1;
-    if (!conn->SetPeer(engine_->peers(), static_cast<pid_t>(m.pid), m.qp_id, fds[1], table, &error)) return;
+    const pid_t pid = CmPeerPid(fd);
+    if (pid < 0) {
+        close(fds[1]);
+        return;
+    }
+    const bool cma = ProbeCma(pid, m.probe_address);
+    const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
+    if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, fds[1], table, &error)) return;
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
     conn->can_access_peer = cma && conn->peer->mrs.valid();  // one-sided checks need its table
     // The CM socket is blocking for the connector's sends from now on.

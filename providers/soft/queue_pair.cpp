@@ -79,6 +79,7 @@ void QueuePair::Attach(std::shared_ptr<Connection> conn) {
         std::lock_guard<QpLock> rx(rx_mu_);  // lock order: rx, then tx
         std::lock_guard<QpLock> tx(tx_mu_);
         conn_ = std::move(conn);
+        terminate_sent_.store(false);
         producer_ = RingProducer(conn_->channel.get(), side);
         consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
     }
@@ -131,6 +132,9 @@ void QueuePair::TerminatePeer(HRESULT why) {
         conn = conn_;
     }
     if (!conn) return;
+    // Once per connection: a peer that sends Terminate after Terminate and
+    // never reads must not fill our socket with answers.
+    if (terminate_sent_.exchange(true)) return;
     CmMessage m = NewCmMessage(CmType::Terminate);
     m.status = why;
     CmSend(conn->cm_fd, m);

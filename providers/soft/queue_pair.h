@@ -243,10 +243,10 @@ private:
     // Handles one copy-path message; false if it must wait (no receive yet).
     // *for_sender: the status the message is finished with; *fatal: the QP
     // fails; *done: a receive the message completed.
-    bool HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal, ReceiveDone *done);
+    bool HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_sender, bool *fatal, ReceiveDone *done);
     bool TakeReceive(PostedReceive *r);
     void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
-    HRESULT Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
+    HRESULT Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
     void FlushReceives();
     void TerminatePeer(HRESULT why);
 
@@ -264,6 +264,7 @@ private:
     std::unique_ptr<TcpPath> tcp_;      // likewise, at AttachTcp: the connection is over TCP
 
     QpLock tx_mu_;
+    std::atomic<bool> terminate_sent_{false};  // TerminatePeer: once per connection
     RingProducer producer_;
     std::deque<Op> ops_;
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_

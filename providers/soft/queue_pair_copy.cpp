@@ -189,22 +189,23 @@ void QueuePair::PumpResponsesLocked() {
     conn_->WakePeer();
 }
 
-bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal, ReceiveDone *done) {
+bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_sender, bool *fatal,
+                                  ReceiveDone *done) {
     const char *payload = Channel::Payload(m);
-    uint32_t capacity = m->slots * kSlotSize - sizeof(MsgHeader);
+    uint32_t capacity = info.slots * kSlotSize - sizeof(MsgHeader);
     *for_sender = ND_SUCCESS;
-    switch (m->type) {
+    switch (info.type) {
     case MsgType::SendFragment: {
         FragmentHeader h;
-        std::memcpy(&h, payload, sizeof h);
-        if (capacity < sizeof h + m->length || h.offset > h.total || m->length > h.total - h.offset ||
-            h.total > kMaxTransferLength || ((m->flags & kMsgFirst) != 0) == reassembly_.active) {
+        CopyOnce(&h, payload, sizeof h);
+        if (capacity < sizeof h + info.length || h.offset > h.total || info.length > h.total - h.offset ||
+            h.total > kMaxTransferLength || ((info.flags & kMsgFirst) != 0) == reassembly_.active) {
             *fatal = true;  // malformed, or fragments out of order
             *for_sender = ND_INVALID_DEVICE_REQUEST;
             return true;
         }
         Reassembly &r = reassembly_;
-        if (m->flags & kMsgFirst) {
+        if (info.flags & kMsgFirst) {
             PostedReceive rcv;
             if (!TakeReceive(&rcv)) return false;  // no receive yet: wait (RNR)
             uint64_t room = 0;
@@ -216,12 +217,12 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             r.status = ND_ACCESS_VIOLATION;  // deregistered since the first fragment
         }
         if (SUCCEEDED(r.status))
-            Scatter(r.receive.sge, r.receive.nsge, h.offset, payload + sizeof h, m->length);
+            Scatter(r.receive.sge, r.receive.nsge, h.offset, payload + sizeof h, info.length);
         else
             *for_sender = ND_REMOTE_ERROR;
-        if (m->flags & kMsgLast) {
+        if (info.flags & kMsgLast) {
             *done = ReceiveDone{true, r.receive, r.status, SUCCEEDED(r.status) ? r.total : 0,
-                                (m->flags & kMsgSolicited) != 0};
+                                (info.flags & kMsgSolicited) != 0};
             *fatal = FAILED(r.status);
             r.active = false;
         }
@@ -230,9 +231,9 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
     case MsgType::WriteFragment:
     case MsgType::ReadRequest: {
         RemoteHeader h;
-        std::memcpy(&h, payload, sizeof h);
-        bool write = m->type == MsgType::WriteFragment;
-        uint32_t chunk = write ? m->length : 0;
+        CopyOnce(&h, payload, sizeof h);
+        bool write = info.type == MsgType::WriteFragment;
+        uint32_t chunk = write ? info.length : 0;
         if (capacity < sizeof h + chunk || h.offset > h.total || chunk > h.total - h.offset) {
             *fatal = true;
             *for_sender = ND_INVALID_DEVICE_REQUEST;
@@ -249,6 +250,13 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             __atomic_store_n(dst + chunk - 1, payload[sizeof h + chunk - 1], __ATOMIC_RELEASE);
         } else if (!write) {
             std::lock_guard<QpLock> tx(tx_mu_);  // lock order: rx, then tx
+            // More Reads answered at once than any initiator queue holds: a
+            // peer that never takes our answers (memory would grow unbounded).
+            if (responses_.size() >= kMaxQueueDepth) {
+                *fatal = true;
+                *for_sender = ND_INVALID_DEVICE_REQUEST;
+                return true;
+            }
             responses_.push_back(ResponseJob{h.read_id, h.address, h.total, 0, ND_SUCCESS, h.token});
             responding_.store(true, std::memory_order_relaxed);
         }
@@ -256,8 +264,8 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
     }
     case MsgType::ReadResponse: {
         ResponseHeader h;
-        std::memcpy(&h, payload, sizeof h);
-        if (capacity < sizeof h + m->length) {
+        CopyOnce(&h, payload, sizeof h);
+        if (capacity < sizeof h + info.length) {
             *fatal = true;
             return true;
         }
@@ -266,13 +274,13 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
         Op &op = ops_[h.read_id - first_seq_];
         if (!op.awaiting_data || op.done) return true;
         uint64_t want = SgeBytes(op.sink.data(), op.sink.size());
-        if (h.offset > want || m->length > want - h.offset) {
+        if (h.offset > want || info.length > want - h.offset) {
             *fatal = true;
             return true;
         }
         // Checked at post time; looked at again for every fragment: the
         // sink may have been deregistered (and freed) since.
-        if (m->length && !LocalSgesValid(op.sink.data(), op.sink.size(), kRightLocalWrite | kRightReadSink, nullptr)) {
+        if (info.length && !LocalSgesValid(op.sink.data(), op.sink.size(), kRightLocalWrite | kRightReadSink, nullptr)) {
             op.awaiting_data = false;
             op.done = true;
             op.status = ND_ACCESS_VIOLATION;
@@ -281,11 +289,11 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, int32_t *for_sender, bool *fatal
             *fatal = true;  // a failed request ends the connection (R090)
             return true;
         }
-        Scatter(op.sink.data(), op.sink.size(), h.offset, payload + sizeof h, m->length);
-        if (m->flags & kMsgLast) {
+        Scatter(op.sink.data(), op.sink.size(), h.offset, payload + sizeof h, info.length);
+        if (info.flags & kMsgLast) {
             op.awaiting_data = false;
             op.done = true;
-            op.status = h.status;
+            op.status = FAILED(h.status) ? h.status : ND_SUCCESS;  // the peer's word: no odd success codes
             EmitLocked();
             NoteProgressLocked();
             if (FAILED(h.status)) *fatal = true;  // the source went away at the target (R090)

@@ -62,6 +62,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
         if (!op.in_ring || op.done) continue;
         if (op.pos >= consumed) break;
         HRESULT status = producer_.At(op.pos)->status.load(std::memory_order_relaxed);
+        if (SUCCEEDED(status)) status = ND_SUCCESS;  // the peer's word: no other success code reaches the CQ
         if (op.awaiting_data && SUCCEEDED(status)) {  // a Read request taken: its data follows
             op.in_ring = false;
             continue;
@@ -239,17 +240,18 @@ void QueuePair::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG by
 
 // Moves one message into a receive: the status of the receive, and
 // *for_sender the status the sender's Send completes with.
-HRESULT QueuePair::Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, int32_t *for_sender) {
+HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes,
+                           int32_t *for_sender) {
     uint64_t room = 0;
     *bytes = 0;
     *for_sender = ND_REMOTE_ERROR;  // unless the delivery works
     if (!LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, &room)) return ND_ACCESS_VIOLATION;
-    if (m->length > room) return ND_DATA_OVERRUN;  // COMPAT: not ND_BUFFER_OVERFLOW
-    *bytes = m->length;
+    if (info.length > room) return ND_DATA_OVERRUN;  // COMPAT: not ND_BUFFER_OVERFLOW
+    *bytes = info.length;
     *for_sender = ND_SUCCESS;
     const char *payload = Channel::Payload(m);
-    if (m->type == MsgType::SendInline) {
-        size_t left = m->length, at = 0;
+    if (info.type == MsgType::SendInline) {
+        size_t left = info.length, at = 0;
         for (uint32_t i = 0; i < r.nsge && left; ++i) {
             size_t n = std::min<size_t>(left, r.sge[i].BufferLength);
             std::memcpy(r.sge[i].Buffer, payload + at, n);
@@ -259,10 +261,10 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, i
         return ND_SUCCESS;
     }
     // SendCma: pull from the sender's buffers straight into ours.
-    uint32_t nrefs = (m->slots * kSlotSize - sizeof(MsgHeader)) / sizeof(SgeRef);
+    uint32_t nrefs = (info.slots * kSlotSize - sizeof(MsgHeader)) / sizeof(SgeRef);
     const auto *refs = reinterpret_cast<const SgeRef *>(payload);
     iovec local[16], remote[64];
-    size_t left = m->length;
+    size_t left = info.length;
     int nl = 0;
     for (uint32_t i = 0; i < r.nsge && left && nl < 16; ++i) {
         size_t n = std::min<size_t>(left, r.sge[i].BufferLength);
@@ -271,16 +273,16 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const PostedReceive &r, ULONG *bytes, i
     }
     int nr = 0;
     uint64_t described = 0;
-    for (uint32_t i = 0; i < nrefs && described < m->length && nr < 64; ++i) {
+    for (uint32_t i = 0; i < nrefs && described < info.length && nr < 64; ++i) {
         remote[nr++] = iovec{reinterpret_cast<void *>(refs[i].address), refs[i].length};
         described += refs[i].length;
     }
-    if (described != m->length) {  // malformed message
+    if (described != info.length) {  // malformed message
         *for_sender = ND_INVALID_DEVICE_REQUEST;
         return ND_REMOTE_ERROR;
     }
     ssize_t got = process_vm_readv(conn_->peer_pid, local, nl, remote, nr, 0);
-    if (got == static_cast<ssize_t>(m->length)) return ND_SUCCESS;
+    if (got == static_cast<ssize_t>(info.length)) return ND_SUCCESS;
     if (got < 0 && errno == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
     *bytes = 0;
     *for_sender = ND_ACCESS_VIOLATION;  // the sender's buffers could not be read
@@ -311,17 +313,19 @@ void QueuePair::ProgressReceive(bool polling) {
 
 void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
     bool failed = false;
-    while (MsgHeader *m = consumer_.Peek()) {
-        if (m->type >= MsgType::SendFragment && m->type <= MsgType::ReadResponse) {
+    MsgInfo info;
+    // The header is used as Peek read it, once (see MsgInfo).
+    while (MsgHeader *m = consumer_.Peek(&info)) {
+        if (info.slots == 0) {  // malformed
+            failed = true;
+            break;
+        }
+        if (info.type >= MsgType::SendFragment && info.type <= MsgType::ReadResponse) {
             int32_t for_sender = ND_SUCCESS;
             bool fatal = false;
-            if (m->slots == 0 || m->slots > kRingSlots) {
-                failed = true;
-                break;
-            }
             ReceiveDone done;
-            if (!HandleCopyMessage(m, &for_sender, &fatal, &done)) break;  // waits for a receive
-            consumer_.Finish(m, for_sender);
+            if (!HandleCopyMessage(m, info, &for_sender, &fatal, &done)) break;  // waits for a receive
+            consumer_.Finish(m, info, for_sender);
             conn_->WakePeer();
             if (done.valid) CompleteReceive(done.receive, done.status, done.bytes, done.solicited);
             if (fatal) {
@@ -330,9 +334,9 @@ void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
             }
             continue;
         }
-        bool well_formed = (m->type == MsgType::SendInline || m->type == MsgType::SendCma) && m->slots >= 1 &&
-                           m->slots <= kRingSlots && m->length <= kMaxTransferLength &&
-                           (m->type != MsgType::SendInline || Channel::SlotsFor(m->length) <= m->slots);
+        bool well_formed = (info.type == MsgType::SendInline || info.type == MsgType::SendCma) &&
+                           info.length <= kMaxTransferLength &&
+                           (info.type != MsgType::SendInline || Channel::SlotsFor(info.length) <= info.slots);
         if (!well_formed) {
             failed = true;
             break;
@@ -341,12 +345,12 @@ void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
         if (!TakeReceive(&r)) break;  // no receive yet: the Send waits (and times out at the sender)
         ULONG bytes = 0;
         int32_t for_sender = ND_SUCCESS;
-        HRESULT result = Deliver(m, r, &bytes, &for_sender);
-        bool solicited = (m->flags & kMsgSolicited) != 0;
+        HRESULT result = Deliver(m, info, r, &bytes, &for_sender);
+        bool solicited = (info.flags & kMsgSolicited) != 0;
         // The sender's Send is finished before our receive completes: an
         // application that disconnects as soon as it has the message must
         // not have that Send flushed (ND_CANCELED) at its peer.
-        consumer_.Finish(m, for_sender);  // m may be reused from here on
+        consumer_.Finish(m, info, for_sender);  // m may be reused from here on
         conn_->WakePeer();
         CompleteReceive(r, result, bytes, solicited);
         if (FAILED(result)) {
