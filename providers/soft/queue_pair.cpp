@@ -304,7 +304,7 @@ void QueuePair::DrainPeerCopies() {
     // before the peer's check), then plain loads until the copies drain.
     for (uint32_t n = busy.fetch_add(0, std::memory_order_seq_cst); n != 0; n = busy.load(std::memory_order_acquire)) {
         if (NowMs() > until || (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH)) {
-            OPENND_SOFT_LOG("Deregister: the peer (process %d) is still copying after %u ms; going on",
+            OPENND_SOFT_LOG("the peer (process %d) is still copying into our memory after %u ms; going on",
                             conn_->peer_pid, kQuiesceLimitMs);
             return;
         }
