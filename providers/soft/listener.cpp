@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "cm_socket.h"
@@ -25,13 +26,7 @@ void Listener::CloseLocked() {
         close(cm_fd_);
         cm_fd_ = -1;
     }
-    for (auto &[fd, unused] : handshaking_) {
-        engine_->Unwatch(fd);
-        close(fd);
-    }
-    handshaking_.clear();
-    for (auto &[fd, link] : tcp_handshaking_) engine_->Unwatch(fd);
-    tcp_handshaking_.clear();  // closes them
+    while (!handshaking_.empty()) DropHandshakeLocked(handshaking_.begin());
     if (tcp_listening_) {
         engine_->Unwatch(port_fd_);  // closed with the listener
         tcp_listening_ = false;
@@ -132,20 +127,41 @@ void Listener::OnReadable(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     if (fd == cm_fd_)
         AcceptAllLocked();
-    else if (handshaking_.count(fd))
-        ReadRequestLocked(fd);
     else if (tcp_listening_ && fd == port_fd_)
         AcceptTcpLocked();
-    else if (tcp_handshaking_.count(fd))
-        ReadTcpRequestLocked(fd);
+    else if (auto it = handshaking_.find(fd); it != handshaking_.end())
+        it->second.link ? ReadTcpRequestLocked(fd) : ReadRequestLocked(fd);
+}
+
+void Listener::AdmitLocked(int fd, std::shared_ptr<TcpLink> link) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto too_old = now - std::chrono::milliseconds(kHandshakeTimeoutMs);
+    for (auto it = handshaking_.begin(); it != handshaking_.end();) {
+        auto next = std::next(it);
+        if (it->second.since < too_old) DropHandshakeLocked(it);
+        it = next;
+    }
+    while (handshaking_.size() >= kMaxHandshakes) {
+        auto oldest = std::min_element(handshaking_.begin(), handshaking_.end(),
+                                       [](const auto &a, const auto &b) { return a.second.since < b.second.since; });
+        DropHandshakeLocked(oldest);
+    }
+    handshaking_[fd] = Handshake{now, std::move(link)};
+    engine_->Watch(fd, this);
+}
+
+void Listener::DropHandshakeLocked(std::map<int, Handshake>::iterator it) {
+    const int fd = it->first;
+    engine_->Unwatch(fd);
+    if (!it->second.link) close(fd);  // a TcpLink closes its own socket
+    handshaking_.erase(it);
 }
 
 void Listener::AcceptAllLocked() {
     for (;;) {
         int fd = accept4(cm_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) return;
-        handshaking_[fd] = true;
-        engine_->Watch(fd, this);
+        AdmitLocked(fd, nullptr);
     }
 }
 

@@ -3,6 +3,7 @@
 // GetConnectionRequest, or holds it in the backlog until one comes.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -37,6 +38,12 @@ public:
     HRESULT STDMETHODCALLTYPE GetConnectionRequest(IUnknown *connector, OVERLAPPED *ov) override;
 
 private:
+    // An accepted socket waiting for its request: a same-host CM socket (no
+    // link) or a TCP connection with its MPA handshake.
+    struct Handshake {
+        std::chrono::steady_clock::time_point since;
+        std::shared_ptr<TcpLink> link;
+    };
     struct Waiting {
         opennd::kit::ComPtr<Connector> connector;
         OVERLAPPED *ov;
@@ -49,6 +56,10 @@ private:
     void AcceptTcpLocked();
     void ReadTcpRequestLocked(int fd);
     void QueueRequestLocked(ConnRequest req);
+    // Watches a newly accepted socket, first dropping handshakes past
+    // kHandshakeTimeoutMs and, beyond kMaxHandshakes, the oldest.
+    void AdmitLocked(int fd, std::shared_ptr<TcpLink> link);
+    void DropHandshakeLocked(std::map<int, Handshake>::iterator it);
     void MatchLocked();
     void CloseLocked();
 
@@ -61,9 +72,8 @@ private:
     bool listening_ = false;
     ULONG backlog_ = 0;
     opennd::kit::IpAddress bound_;
-    std::map<int, bool> handshaking_;  // accepted CM sockets waiting for their Request
-    bool tcp_listening_ = false;        // port_fd_ listens for TCP peers
-    std::map<int, std::shared_ptr<TcpLink>> tcp_handshaking_;  // waiting for their MPA request
+    std::map<int, Handshake> handshaking_;  // bounded (AdmitLocked)
+    bool tcp_listening_ = false;  // port_fd_ listens for TCP peers
     std::deque<ConnRequest> backlog_queue_;
     std::deque<Waiting> waiting_;
 };

@@ -30,20 +30,19 @@ void Listener::AcceptTcpLocked() {
         auto link = std::make_shared<TcpLink>(fd);
         link->connected = true;
         link->responder = std::make_unique<iwarp::Responder>(iwarp::MpaConfig{});
-        tcp_handshaking_[fd] = std::move(link);
-        engine_->Watch(fd, this);
+        AdmitLocked(fd, std::move(link));
     }
 }
 
 void Listener::ReadTcpRequestLocked(int fd) {
-    std::shared_ptr<TcpLink> link = tcp_handshaking_[fd];
+    std::shared_ptr<TcpLink> link = handshaking_[fd].link;
     std::vector<uint8_t> in;
     bool open = link->ReadSome(&in);
     size_t used = 0;
     iwarp::HandshakeStatus st = in.empty() ? link->responder->status() : link->responder->Feed(in, &used);
     if (st == iwarp::HandshakeStatus::NeedMore && open) return;
     engine_->Unwatch(fd);
-    tcp_handshaking_.erase(fd);
+    handshaking_.erase(fd);
     if (st != iwarp::HandshakeStatus::RequestReceived) {  // bad request or gone: that connection only
         link->out = link->responder->TakeOutput();
         link->Flush();
