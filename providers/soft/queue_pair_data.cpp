@@ -312,14 +312,23 @@ void QueuePair::ProgressReceive(bool polling) {
 }
 
 void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
-    bool failed = false;
+    bool failed = false, more = false;
     MsgInfo info;
+    // At most one ring's worth per pass: a peer that refills the ring as
+    // fast as we empty it must not keep this caller (an application's
+    // GetResults, the progress thread) here for good.
+    uint64_t budget = kRingSlots;
     // The header is used as Peek read it, once (see MsgInfo).
     while (MsgHeader *m = consumer_.Peek(&info)) {
         if (info.slots == 0) {  // malformed
             failed = true;
             break;
         }
+        if (info.slots > budget) {
+            more = true;
+            break;
+        }
+        budget -= info.slots;
         if (info.type >= MsgType::SendFragment && info.type <= MsgType::ReadResponse) {
             int32_t for_sender = ND_SUCCESS;
             bool fatal = false;
@@ -361,6 +370,9 @@ void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
     rx_pos_.store(consumer_.position(), std::memory_order_relaxed);
     lock.unlock();
     if (failed) Fail();
+    // What is left is published: the peer will not wake us for it again.
+    // The progress thread's next loop polls every queue pair.
+    if (more) engine_->Kick();
 }
 
 void QueuePair::FlushReceives() {
