@@ -296,16 +296,25 @@ void QueuePair::Quiesce() {
 }
 
 // The peer's cross-memory copies into our memory: bounded, in case the peer
-// is stopped between its check and its copy.
+// is stopped between its check and its copy, or holds the counter up on
+// purpose. Past the bound the connection ends: `closed` tells the peer (it
+// checks it after announcing a copy), and no barrier waits for it again, so
+// a peer cannot make every Deregister take kQuiesceLimitMs.
 void QueuePair::DrainPeerCopies() {
-    std::atomic<uint32_t> &busy = conn_->channel->header()->remote_access[1 - conn_->side];
+    if (peer_stalled_.load(std::memory_order_acquire)) return;
+    ChannelHeader *h = conn_->channel->header();
+    std::atomic<uint32_t> &busy = h->remote_access[1 - conn_->side];
     const uint64_t until = NowMs() + kQuiesceLimitMs;
     // First a read-modify-write (see RemoteAccess: it orders our table change
     // before the peer's check), then plain loads until the copies drain.
     for (uint32_t n = busy.fetch_add(0, std::memory_order_seq_cst); n != 0; n = busy.load(std::memory_order_acquire)) {
-        if (NowMs() > until || (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH)) {
-            OPENND_SOFT_LOG("the peer (process %d) is still copying into our memory after %u ms; going on",
+        if (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH) return;  // gone: copies nothing
+        if (NowMs() > until) {
+            OPENND_SOFT_LOG("the peer (process %d) is still copying into our memory after %u ms; ending the connection",
                             conn_->peer_pid, kQuiesceLimitMs);
+            h->closed[conn_->side].store(1, std::memory_order_seq_cst);
+            peer_stalled_.store(true, std::memory_order_release);
+            engine_->Kick();  // its pass ends the connection (Progress)
             return;
         }
         std::this_thread::yield();

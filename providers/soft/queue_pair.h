@@ -265,6 +265,11 @@ private:
 
     QpLock tx_mu_;
     std::atomic<bool> terminate_sent_{false};  // TerminatePeer: once per connection
+    // The peer held its copy counter up past kQuiesceLimitMs: the connection
+    // is ended (by the next Progress: DrainPeerCopies may run under our
+    // locks) and no barrier waits for this peer again.
+    std::atomic<bool> peer_stalled_{false};
+    std::atomic<bool> stall_handled_{false};
     RingProducer producer_;
     std::deque<Op> ops_;
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_

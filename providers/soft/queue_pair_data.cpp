@@ -215,6 +215,7 @@ void QueuePair::NoteProgressLocked() {
 }
 
 void QueuePair::Progress(bool from_engine) {
+    if (peer_stalled_.load(std::memory_order_relaxed) && !stall_handled_.exchange(true)) Fail();  // DrainPeerCopies
     if (state() != State::Idle && tcp_) {  // tcp_ is set before the state leaves Idle
         tcp_->Progress(from_engine);
         return;

@@ -2,19 +2,28 @@
 // descriptors and pid its CM messages carry) must not reach outside the
 // checks: a message running past the end of the ring is malformed, the
 // peer's pid is the kernel's, its wake descriptor must be an eventfd that
-// does not block.
+// does not block. HostileClientTest drives a real listener in this process
+// with a client that speaks the CM protocol by hand, then misbehaves.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <future>
+#include <memory>
+#include <cstring>
 #include <string>
 
 #include "channel.h"
 #include "cm_socket.h"
 #include "connection.h"
+#include "soft_limits.h"
+#include "support/nd_session.h"
 
 namespace soft {
 namespace {
@@ -89,6 +98,108 @@ TEST(HostilePeer, TheWakeDescriptorMustBeAnEventfdThatDoesNotBlock) {
     ASSERT_NE(peer, nullptr) << error;
     EXPECT_TRUE(fcntl(copy, F_GETFL) & O_NONBLOCK) << "a blocking eventfd would block our writes";
     close(copy);
+}
+
+
+// ---- a hostile client driving a real listener in this process ----
+
+// Speaks the same-host CM protocol by hand (Request with a channel it made,
+// Ready after the Accept), then does what no OpenND peer would.
+struct HostileClient {
+    std::shared_ptr<Channel> channel;
+    int cm = -1;
+    int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ~HostileClient() {
+        if (cm >= 0) close(cm);
+        close(wake);
+    }
+    bool Connect(uint16_t port) {
+        std::string error;
+        channel = Channel::Create(&error);
+        if (!channel) return false;
+        sockaddr_un un{};
+        un.sun_family = AF_UNIX;
+        const std::string name = "opennd-cm/127.0.0.1/" + std::to_string(port);
+        std::memcpy(un.sun_path + 1, name.data(), name.size());
+        cm = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (cm < 0 || connect(cm, reinterpret_cast<sockaddr *>(&un),
+                              static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())) != 0)
+            return false;
+        CmMessage m = NewCmMessage(CmType::Request);
+        m.qp_id = 1;
+        m.inbound_read_limit = m.outbound_read_limit = 8;
+        int fds[2] = {channel->fd(), wake};
+        if (!CmSend(cm, m, fds, 2)) return false;
+        return Receive() == CmType::Accept && CmSend(cm, NewCmMessage(CmType::Ready));
+    }
+    // The next CM message's type (0 if none within the time).
+    CmType Receive(int timeout_ms = 10000) {
+        pollfd p{cm, POLLIN, 0};
+        if (poll(&p, 1, timeout_ms) != 1) return CmType{};
+        CmMessage m;
+        int fds[3], nfds = 0;
+        if (CmRecv(cm, &m, fds, &nfds) != 1) return CmType{};
+        for (int i = 0; i < nfds; ++i) close(fds[i]);
+        return m.type;
+    }
+};
+
+// A peer that announces a cross-memory copy into our memory and never ends
+// it costs one Deregister kQuiesceLimitMs; then its connection is ended and
+// no Deregister waits for it again.
+class HostileClientTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(NdStartup(), S_OK);
+        opennd::kit::IpAddress local;
+        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+        uint16_t port = 0;
+        ASSERT_TRUE(server_->Open(local) && server_->Listen(local, &port)) << server_->error;
+        auto accepted = std::async(std::launch::async, [&] { return server_->Accept(); });
+        ASSERT_TRUE(client_->Connect(port));
+        ASSERT_TRUE(accepted.get()) << server_->error;
+    }
+    void TearDown() override {
+        client_.reset();
+        server_.reset();  // before NdCleanup
+        NdCleanup();
+    }
+    std::unique_ptr<nd_session::Endpoint> server_ = std::make_unique<nd_session::Endpoint>();
+    std::unique_ptr<HostileClient> client_ = std::make_unique<HostileClient>();
+    nd_session::Endpoint &server = *server_;
+    HostileClient &client = *client_;
+};
+
+// A message that runs past the ring's end ends the connection; nothing of
+// it is read.
+TEST_F(HostileClientTest, AMessagePastTheRingEndEndsTheConnection) {
+    Forge(*client.channel, 0, 0, MsgType::SendInline, kRingSlots + 1, 64);
+    ND2_RESULT r;
+    server.cq->GetResults(&r, 1);  // a pass over the ring
+    EXPECT_EQ(client.Receive(), CmType::Terminate);
+}
+
+TEST_F(HostileClientTest, APeerHoldingItsCopyCounterUpIsCutOffAfterOneWait) {
+    using namespace nd_session;
+    {
+        // Side 0 (the client) copies into side 1: its counter is remote_access[0].
+        client.channel->header()->remote_access[0].store(1);
+
+        Buffer first(4096), second(4096);
+        ASSERT_TRUE(first.Register(server)) << server.error;
+        OVERLAPPED ov{};
+        const uint64_t start = NowMs();
+        EXPECT_EQ(server.Wait(first.mr, &ov, first.mr->Deregister(&ov), 20000), ND_SUCCESS);
+        const uint64_t waited = NowMs() - start;
+        EXPECT_GE(waited, kQuiesceLimitMs - 100) << "the barrier did not wait for the announced copy";
+        EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection was not ended";
+        EXPECT_NE(client.channel->header()->closed[1].load(), 0u) << "the peer was not told";
+
+        ASSERT_TRUE(second.Register(server)) << server.error;
+        const uint64_t again = NowMs();
+        EXPECT_EQ(server.Wait(second.mr, &ov, second.mr->Deregister(&ov), 20000), ND_SUCCESS);
+        EXPECT_LT(NowMs() - again, 1000u) << "a second barrier waited for the same peer";
+    }
 }
 
 }  // namespace
