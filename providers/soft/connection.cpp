@@ -1,6 +1,8 @@
 #include "connection.h"
 
 #include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine.h"
 #include "sealed_memfd.h"
 
 namespace soft {
@@ -39,58 +42,22 @@ int FetchPeerFd(pid_t pid, int fd) {
 
 PeerEngine::~PeerEngine() {
     if (mr_map) munmap(mr_map, kMrTableBytes);
-    if (wake_fd >= 0) close(wake_fd);
 }
 
-void PeerEngine::Wake() const {
-    uint64_t one = 1;
-    ssize_t n = write(wake_fd, &one, sizeof one);
-    (void)n;
-}
-
-namespace {
-
-// The peer's wake descriptor must be an eventfd that does not block: we
-// write it holding a queue pair's lock, and a pipe nobody reads (or a full
-// blocking eventfd) would hold that lock forever.
-bool UsableWakeFd(int fd) {
-    char path[64], target[64] = {};
-    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(path, target, sizeof target - 1);
-    if (n <= 0 || std::strcmp(target, "anon_inode:[eventfd]") != 0) return false;
-    const int flags = fcntl(fd, F_GETFL);
-    return flags >= 0 && ((flags & O_NONBLOCK) || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
-}
-
-}  // namespace
-
-std::shared_ptr<PeerEngine> PeerEngines::Get(int wake_fd, int mr_fd, std::string *error) {
-    if (wake_fd < 0 || !UsableWakeFd(wake_fd)) {
-        *error = "the peer's wake-up descriptor is not a non-blocking eventfd";
-        if (mr_fd >= 0) close(mr_fd);
-        if (wake_fd >= 0) close(wake_fd);
-        return nullptr;
-    }
-    if (mr_fd < 0) {
-        auto peer = std::make_shared<PeerEngine>();
-        peer->wake_fd = wake_fd;
-        return peer;
-    }
+std::shared_ptr<PeerEngine> PeerEngines::Get(int mr_fd, std::string *error) {
+    if (mr_fd < 0) return std::make_shared<PeerEngine>();
     struct stat st;
     if (!SealedAtSize(mr_fd, kMrTableBytes, "memory-region table", error) || fstat(mr_fd, &st) != 0) {
-        if (mr_fd >= 0) close(mr_fd);
-        if (wake_fd >= 0) close(wake_fd);
+        close(mr_fd);
         return nullptr;
     }
     std::lock_guard<std::mutex> lock(mu_);
     auto key = std::make_pair(st.st_dev, st.st_ino);
     if (auto known = known_[key].lock()) {
         close(mr_fd);
-        close(wake_fd);
         return known;
     }
     auto peer = std::make_shared<PeerEngine>();
-    peer->wake_fd = wake_fd;
     void *p = mmap(nullptr, kMrTableBytes, PROT_READ, MAP_SHARED, mr_fd, 0);
     close(mr_fd);  // the mapping stays
     if (p == MAP_FAILED) {
@@ -114,14 +81,54 @@ std::shared_ptr<PeerEngine> PeerEngines::Get(int wake_fd, int mr_fd, std::string
 
 Connection::~Connection() {
     if (cm_fd >= 0) close(cm_fd);
+    if (wake_out >= 0) close(wake_out);
+    if (wake_in >= 0) {
+        if (wake_engine) wake_engine->UnwatchPeerWake(wake_in);  // the peer may hold the file open
+        close(wake_in);
+    }
 }
 
-bool Connection::SetPeer(PeerEngines &engines, pid_t pid, uint64_t qp_id, int wake_fd, int mr_fd,
-                         std::string *error) {
+bool Connection::SetPeer(PeerEngines &engines, pid_t pid, uint64_t qp_id, int mr_fd, std::string *error) {
     peer_pid = pid;
     peer_qp_id = qp_id;
-    peer = engines.Get(wake_fd, mr_fd, error);
+    peer = engines.Get(mr_fd, error);
     return peer != nullptr;
+}
+
+int Connection::MakeWake() {
+    const int event = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    const int ep = epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLET;  // every write is an edge; nobody ever reads the count
+    if (event < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, event, &ev) != 0) {
+        if (event >= 0) close(event);
+        if (ep >= 0) close(ep);
+        return -1;
+    }
+    wake_out = event;
+    return ep;
+}
+
+bool Connection::AdoptPeerWake(std::shared_ptr<Engine> engine, int fd, std::string *error) {
+    wake_in = fd;
+    char path[64], target[64] = {};
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0 || std::strcmp(target, "anon_inode:[eventpoll]") != 0 || !engine->WatchPeerWake(fd)) {
+        *error = "the peer's wake-up descriptor is not an epoll instance";
+        return false;
+    }
+    wake_engine = std::move(engine);
+    return true;
+}
+
+void Connection::WakePeerNow() const {
+    // Our eventfd, non-blocking, its count only ever raised by us by one: the
+    // write cannot block. The peer's edge-triggered watch of the epoll
+    // instance around it sees every write.
+    const uint64_t one = 1;
+    ssize_t n = write(wake_out, &one, sizeof one);
+    (void)n;
 }
 
 }  // namespace soft

@@ -1,11 +1,16 @@
 // What a connected queue pair knows about its peer: the shared channel, the
-// peer's process (for cross-memory attach), and the peer's engine: its wake
-// eventfd and its memory-region table (mapped read-only). Built by the
+// peer's process (for cross-memory attach), the peer's engine's memory-region
+// table (mapped read-only), and the descriptors that wake each side.
+//
+// Waking: each side makes an eventfd that only it holds, inside an epoll
+// instance, and hands the peer the epoll descriptor, which the peer's
+// progress thread watches edge-triggered. Writing our own non-blocking
+// eventfd never blocks: no peer can change its flags or fill its count (a
+// shared eventfd let a hostile peer do both, and hang the writer). Built by the
 // connector, handed to the queue pair; freed when both let go.
 //
 // Peer engines are shared: every connection to the same engine of the same
-// peer process uses one eventfd and one mapping (PeerEngines), so a thousand
-// connections cost a thousand CM sockets, not four thousand descriptors.
+// peer process uses one mapping (PeerEngines).
 #pragma once
 
 #include <sys/types.h>
@@ -21,22 +26,22 @@
 
 namespace soft {
 
+class Engine;
+
 struct PeerEngine {
-    int wake_fd = -1;
     void *mr_map = nullptr;
     MrTableView mrs;
     ~PeerEngine();
-    void Wake() const;
 };
 
 // The peer engines this engine is connected to, by the identity of their
 // memory-region table file.
 class PeerEngines {
 public:
-    // Takes ownership of both descriptors (closing them if the peer engine
-    // is already known). nullptr with *error on a bad table. mr_fd -1: the
-    // peer's table is not ours to see (a peer engine of its own, no table).
-    std::shared_ptr<PeerEngine> Get(int wake_fd, int mr_fd, std::string *error);
+    // Takes ownership of mr_fd (closing it if the peer engine is already
+    // known). nullptr with *error on a bad table. mr_fd -1: the peer's
+    // table is not ours to see (a peer engine of its own, no table).
+    std::shared_ptr<PeerEngine> Get(int mr_fd, std::string *error);
 
 private:
     std::mutex mu_;
@@ -67,18 +72,31 @@ struct Connection {
     // Over TCP (another host, or forced): the socket and its MPA handshake;
     // then cm_fd, channel and peer are unused.
     std::shared_ptr<TcpLink> tcp;
+    // Same host: our eventfd, written to wake the peer; the peer's epoll
+    // descriptor, watched by our engine (both owned).
+    int wake_out = -1;
+    int wake_in = -1;
+    std::shared_ptr<Engine> wake_engine;  // watches wake_in
 
     Connection() = default;
     Connection(const Connection &) = delete;
     Connection &operator=(const Connection &) = delete;
     ~Connection();
 
-    bool SetPeer(PeerEngines &engines, pid_t pid, uint64_t qp_id, int wake_fd, int mr_fd, std::string *error);
+    // Takes ownership of mr_fd.
+    bool SetPeer(PeerEngines &engines, pid_t pid, uint64_t qp_id, int mr_fd, std::string *error);
+    // Makes wake_out; returns the epoll descriptor for the peer (the caller
+    // closes it once sent), or -1.
+    int MakeWake();
+    // Takes the peer's wake descriptor (owned from here on, even on
+    // failure): it must be an epoll instance; `engine` watches it.
+    bool AdoptPeerWake(std::shared_ptr<Engine> engine, int fd, std::string *error);
     const MrTableView &peer_mrs() const { return peer->mrs; }
     // Wakes the peer's progress thread if it asked for it (after publishing).
     void WakePeer() const {
-        if (channel->header()->wake_wanted[1 - side].load(std::memory_order_seq_cst)) peer->Wake();
+        if (channel->header()->wake_wanted[1 - side].load(std::memory_order_seq_cst)) WakePeerNow();
     }
+    void WakePeerNow() const;
 };
 
 }  // namespace soft

@@ -149,8 +149,14 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
         return ND_ACCESS_VIOLATION;  // R116
     }
     m.table_fd = engine_->mrs().fd();
-    int fds[2] = {conn->channel->fd(), engine_->wake_fd()};
+    const int wake = conn->MakeWake();
+    if (wake < 0) {
+        qp->Unreserve();
+        return ND_INSUFFICIENT_RESOURCES;
+    }
+    int fds[2] = {conn->channel->fd(), wake};
     bool sent = CmSend(cm, m, fds, 2);
+    close(wake);  // the peer's now
     conn->channel->CloseFd();  // sent and mapped: not needed any more
     if (!sent) {
         qp->Unreserve();
@@ -230,8 +236,14 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
     std::memcpy(m.peer_address, &local_.storage, local_.length());
     m.peer_address_len = local_.length();
     m.table_fd = engine_->mrs().fd();
-    int fds[1] = {engine_->wake_fd()};
+    const int wake = conn_->MakeWake();
+    if (wake < 0) {
+        qp->Unreserve();
+        return ND_INSUFFICIENT_RESOURCES;
+    }
+    int fds[1] = {wake};
     bool sent = CmSend(conn_->cm_fd, m, fds, 1);
+    close(wake);  // the peer's now
     HRESULT hr = AcceptSentLocked(qp, sent, ov);
     if (hr == ND_PENDING) qp->Attach(conn_);  // the first Send may arrive before Ready is read
     return hr;

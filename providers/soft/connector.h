@@ -1,10 +1,11 @@
 // Connection setup and teardown (SPI §6) for the software provider.
 //
 // Same-host peers meet on the listener's CM socket (cm_socket.h). The active
-// side creates the shared channel and sends a Request carrying it, its wake
-// eventfd and its memory-region table (SCM_RIGHTS: only the process that
-// completes this exchange gets them). The passive side answers Accept (with
-// its own eventfd and table) or Reject; CompleteConnect sends Ready. The CM
+// side creates the shared channel and sends a Request carrying it and its
+// wake descriptor (SCM_RIGHTS: only the process that completes this
+// exchange gets them; connection.h says how waking works) and its memory-
+// region table's descriptor number (a peer with ptrace access fetches it).
+// The passive side answers Accept (its own wake descriptor) or Reject; CompleteConnect sends Ready. The CM
 // socket stays open for the connection's life: Disconnect, Terminate and the
 // peer's death (EOF) arrive on it, handled by the engine's progress thread.
 //

@@ -60,8 +60,8 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             const pid_t pid = CmPeerPid(conn_->cm_fd);
             const bool cma = pid > 0 && ProbeCma(pid, m.probe_address);
             const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
-            const bool ok = pid > 0 && conn_->SetPeer(engine_->peers(), pid, m.qp_id, fds[0], table, &error);
-            if (pid <= 0) close(fds[0]);
+            const bool ok = conn_->AdoptPeerWake(engine_, fds[0], &error) && pid > 0 &&
+                            conn_->SetPeer(engine_->peers(), pid, m.qp_id, table, &error);
             fds[0] = -1;  // owned by conn_ now
             if (!ok) {
                 AbandonLocked(ND_CONNECTION_REFUSED);

@@ -105,6 +105,18 @@ void Engine::Add(int fd, Watched *w, uint32_t events) {
     epoll_ctl(loop_->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+bool Engine::WatchPeerWake(int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLET;
+    ev.data.fd = fd;  // no watcher: the pass after any event polls every queue pair
+    return epoll_ctl(loop_->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+void Engine::UnwatchPeerWake(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);  // as Unwatch: Dispatch finds no watcher for it either way
+    epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+}
+
 void Engine::Unwatch(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);

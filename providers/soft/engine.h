@@ -1,9 +1,10 @@
 // The per-adapter engine of the software provider: the memory-region table
-// it publishes to peers, the eventfd peers write to wake it, and the progress
-// thread.
+// it publishes to peers, the descriptors peers wake it through, and the
+// progress thread.
 //
 // The progress thread sleeps in epoll on the CM sockets (connection events,
-// peer death), the wake eventfd and, while any CQ has an armed Notify, polls
+// peer death), its own wake eventfd (Kick; never shared), each connected
+// peer's wake descriptor (connection.h) and, while any CQ has an armed Notify, polls
 // every queue pair so that completions arrive without the application
 // polling. While nothing is armed, peers never make a system call to wake it:
 // the application's own GetResults moves the data.
@@ -62,7 +63,11 @@ public:
 
     MrTable &mrs() { return mrs_; }
     PeerEngines &peers() { return peers_; }
-    int wake_fd() const { return loop_->wake_fd; }
+    // A same-host peer's wake descriptor (an epoll instance around its
+    // eventfd): watched edge-triggered, every write to its eventfd wakes the
+    // progress thread. fd must stay open until UnwatchPeerWake returns.
+    bool WatchPeerWake(int fd);
+    void UnwatchPeerWake(int fd);
     uint64_t NextQpId() { return next_qp_id_.fetch_add(1) + 1; }
 
     // fd must stay open until Unwatch returns.

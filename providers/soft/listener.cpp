@@ -187,18 +187,13 @@ void Listener::ReadRequestLocked(int fd) {
     conn->side = 1;
     conn->channel = Channel::Attach(fds[0], &error);
     if (conn->channel) conn->channel->CloseFd();  // mapped: the descriptor is no longer needed
-    if (!conn->channel) {  // the failed channel closed fds[0]
-        close(fds[1]);
-        return;  // conn closes the socket: the active side sees a refusal
-    }
+    if (!conn->AdoptPeerWake(engine_, fds[1], &error)) return;  // conn owns it, and closes the socket
+    if (!conn->channel) return;  // (it closed fds[0]) the active side sees a refusal
     const pid_t pid = CmPeerPid(fd);
-    if (pid < 0) {
-        close(fds[1]);
-        return;
-    }
+    if (pid < 0) return;
     const bool cma = ProbeCma(pid, m.probe_address);
     const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
-    if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, fds[1], table, &error)) return;
+    if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, table, &error)) return;
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
     conn->can_access_peer = cma && conn->peer->mrs.valid();  // one-sided checks need its table
     // The CM socket is blocking for the connector's sends from now on.

@@ -146,7 +146,7 @@ bool QueuePair::PumpStreamLocked(Backlog &b, Op &op) {
     // One-sided work needs the target's progress even if its application
     // never polls: wake its progress thread.
     if (one_sided)
-        conn_->peer->Wake();
+        conn_->WakePeerNow();
     else
         conn_->WakePeer();
     return b.published >= b.length;

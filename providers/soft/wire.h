@@ -15,13 +15,14 @@ namespace soft {
 // remote_access counters (Deregister waits for the peer's cross-memory copies);
 // 4: the channel and MR table memfds are sealed against resizing; 5: the
 // channel's closed flags (a gone queue pair admits no more copies); 6: the
-// memory-region table is not sent, a peer that may attach to us fetches it.
-constexpr uint16_t kWireVersion = 6;
+// memory-region table is not sent, a peer that may attach to us fetches it;
+// 7: the wake descriptor is an epoll instance around the sender's eventfd.
+constexpr uint16_t kWireVersion = 7;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
-    Request = 1,   // active -> passive, with fds: channel, wake eventfd, MR table
-    Accept = 2,    // passive -> active, with fds: wake eventfd, MR table
+    Request = 1,   // active -> passive, with fds: channel, wake (epoll around the sender's eventfd)
+    Accept = 2,    // passive -> active, with fds: wake
     Reject = 3,    // either way
     Ready = 4,     // active -> passive: CompleteConnect (ready to use)
     Disconnect = 5,
@@ -83,7 +84,7 @@ struct alignas(64) ChannelHeader {
     uint32_t ring_offset[2];
     uint32_t pid[2];             // 0 = active side, 1 = passive side
     char pad0[28];
-    std::atomic<uint32_t> wake_wanted[2];  // side s sleeps and wants its eventfd written
+    std::atomic<uint32_t> wake_wanted[2];  // side s sleeps and wants its wake eventfd written
     char pad1[56];
     RingControl ring[2];
     // Side s's cross-memory copies into or out of the other side's memory

@@ -1,27 +1,30 @@
 // What a hostile same-host peer controls (the shared channel's bytes, the
 // descriptors and pid its CM messages carry) must not reach outside the
 // checks: a message running past the end of the ring is malformed, the
-// peer's pid is the kernel's, its wake descriptor must be an eventfd that
-// does not block. HostileClientTest drives a real listener in this process
+// peer's pid is the kernel's, waking it never blocks. HostileClientTest drives a real listener in this process
 // with a client that speaks the CM protocol by hand, then misbehaves.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <future>
 #include <memory>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "channel.h"
 #include "cm_socket.h"
 #include "connection.h"
+#include "engine.h"
 #include "soft_limits.h"
 #include "support/nd_session.h"
 
@@ -83,23 +86,50 @@ TEST(HostilePeer, ThePeersPidIsTheKernels) {
     EXPECT_EQ(CmPeerPid(-1), -1);
 }
 
-TEST(HostilePeer, TheWakeDescriptorMustBeAnEventfdThatDoesNotBlock) {
-    PeerEngines engines;
+TEST(HostilePeer, TheWakeDescriptorMustBeAnEpollInstance) {
+    auto engine = Engine::Create();
+    ASSERT_NE(engine, nullptr);
     std::string error;
-    int pipefd[2];
-    ASSERT_EQ(pipe2(pipefd, O_CLOEXEC), 0);
-    EXPECT_EQ(engines.Get(pipefd[1], -1, &error), nullptr);  // takes and closes the descriptor
-    EXPECT_NE(error.find("eventfd"), std::string::npos) << error;
-    close(pipefd[0]);
-    const int blocking = eventfd(0, EFD_CLOEXEC);
-    ASSERT_GE(blocking, 0);
-    const int copy = dup(blocking);
-    auto peer = engines.Get(blocking, -1, &error);
-    ASSERT_NE(peer, nullptr) << error;
-    EXPECT_TRUE(fcntl(copy, F_GETFL) & O_NONBLOCK) << "a blocking eventfd would block our writes";
-    close(copy);
+    Connection bad;
+    EXPECT_FALSE(bad.AdoptPeerWake(engine, eventfd(0, EFD_CLOEXEC), &error));  // what version 6 sent
+    EXPECT_NE(error.find("epoll"), std::string::npos) << error;
+    Connection peer, us;
+    const int wake = peer.MakeWake();
+    ASSERT_GE(wake, 0);
+    EXPECT_TRUE(us.AdoptPeerWake(engine, wake, &error)) << error;
 }
 
+// What we hand a peer to wake it is an epoll instance around an eventfd
+// only we hold: whatever the peer does with it, our writes cannot block,
+// and every one of them is an edge the peer's watch sees, though nobody
+// ever reads the count.
+TEST(HostilePeer, WakingAPeerNeverBlocksAndEveryWakeIsAnEdge) {
+    Connection us;
+    const int given = us.MakeWake();
+    ASSERT_GE(given, 0);
+    const int watch = epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLET;
+    ASSERT_EQ(epoll_ctl(watch, EPOLL_CTL_ADD, given, &ev), 0);
+    EXPECT_EQ(fcntl(given, F_SETFL, 0), 0);  // the peer may set flags on what it holds: not on our eventfd
+    epoll_event got;
+    EXPECT_EQ(epoll_wait(watch, &got, 1, 0), 0);
+    for (int round = 0; round < 3; ++round) {
+        us.WakePeerNow();
+        EXPECT_EQ(epoll_wait(watch, &got, 1, 0), 1) << "round " << round;
+        EXPECT_EQ(epoll_wait(watch, &got, 1, 0), 0) << "round " << round;
+    }
+    auto finished = std::make_shared<std::promise<void>>();
+    std::future<void> done = finished->get_future();
+    std::thread([&us, finished] {
+        for (int i = 0; i < 100000; ++i) us.WakePeerNow();
+        finished->set_value();
+    }).detach();
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "a wake-up blocked";
+    EXPECT_EQ(epoll_wait(watch, &got, 1, 0), 1);
+    close(watch);
+    close(given);
+}
 
 // ---- a hostile client driving a real listener in this process ----
 
@@ -108,12 +138,14 @@ TEST(HostilePeer, TheWakeDescriptorMustBeAnEventfdThatDoesNotBlock) {
 struct HostileClient {
     std::shared_ptr<Channel> channel;
     int cm = -1;
-    int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    Connection wake;  // only for its MakeWake
+    // sent as our wake descriptor: by default what an OpenND peer sends
+    int wake_given = wake.MakeWake();
     ~HostileClient() {
         if (cm >= 0) close(cm);
-        close(wake);
+        close(wake_given);
     }
-    bool Connect(uint16_t port) {
+    bool SendRequest(uint16_t port) {
         std::string error;
         channel = Channel::Create(&error);
         if (!channel) return false;
@@ -128,9 +160,18 @@ struct HostileClient {
         CmMessage m = NewCmMessage(CmType::Request);
         m.qp_id = 1;
         m.inbound_read_limit = m.outbound_read_limit = 8;
-        int fds[2] = {channel->fd(), wake};
-        if (!CmSend(cm, m, fds, 2)) return false;
-        return Receive() == CmType::Accept && CmSend(cm, NewCmMessage(CmType::Ready));
+        int fds[2] = {channel->fd(), wake_given};
+        return CmSend(cm, m, fds, 2);
+    }
+    bool Connect(uint16_t port) {
+        return SendRequest(port) && Receive() == CmType::Accept && CmSend(cm, NewCmMessage(CmType::Ready));
+    }
+    // True once the listener has closed our CM socket (bounded wait).
+    bool Closed(int timeout_ms = 10000) {
+        pollfd p{cm, POLLIN, 0};
+        CmMessage m;
+        int fds[3], nfds = 0;
+        return poll(&p, 1, timeout_ms) == 1 && CmRecv(cm, &m, fds, &nfds) == 0;
     }
     // The next CM message's type (0 if none within the time).
     CmType Receive(int timeout_ms = 10000) {
@@ -169,6 +210,23 @@ protected:
     nd_session::Endpoint &server = *server_;
     HostileClient &client = *client_;
 };
+
+TEST(HostilePeer, ARequestWhoseWakeIsNotAnEpollInstanceIsRefused) {
+    ASSERT_EQ(NdStartup(), S_OK);
+    {
+        opennd::kit::IpAddress local;
+        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+        nd_session::Endpoint server;
+        uint16_t port = 0;
+        ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
+        HostileClient client;
+        close(client.wake_given);
+        client.wake_given = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // its own, to flip later
+        ASSERT_TRUE(client.SendRequest(port));
+        EXPECT_TRUE(client.Closed()) << "the request was not refused";
+    }
+    NdCleanup();
+}
 
 // A message that runs past the ring's end ends the connection; nothing of
 // it is read.
