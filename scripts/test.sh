@@ -37,7 +37,7 @@ step "concurrency tests under TSan"
 # across processes (what hardware DMA does invisibly), so it reports a race.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
-  -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Ndk|Smbd)|CrossMemoryAttach|_Tcp'
+  -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Hostile|Ndk|Smbd)|CrossMemoryAttach|_Tcp|ListenerLimits'
 
 # Interoperability with Linux soft-iWARP (siw) in a VM (tests/interop,
 # docs/interop.md): needs root, /dev/net/tun and the rdma-vm tool next to the

@@ -75,7 +75,8 @@ struct CatalogListing {
     std::vector<CatalogProblem> problems;
 };
 
-/* The catalog directory: $OPENND_CATALOG if set and non-empty; otherwise the
+/* The catalog directory: $OPENND_CATALOG if set and non-empty (ignored in
+ * set-user-ID and set-group-ID processes, as secure_getenv does); otherwise the
  * directory relative to the libopennd.so file in use (build tree or install
  * tree) if it exists; otherwise the system directory (/etc/opennd/providers.d). */
 OPENND_API std::string CatalogDirectory();

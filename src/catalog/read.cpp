@@ -183,7 +183,9 @@ std::string LibraryDirectory() {
 }  // namespace
 
 std::string CatalogDirectory() {
-    if (const char *env = std::getenv("OPENND_CATALOG"); env && *env) return env;
+    // Not in a set-user-ID or set-group-ID process (secure_getenv): its
+    // caller must not pick the libraries it loads.
+    if (const char *env = secure_getenv("OPENND_CATALOG"); env && *env) return env;
     const std::string system_dir = OPENND_SYSTEM_CATALOG_DIR;
     const std::string relative = OPENND_CATALOG_FROM_LIBDIR;
     if (!relative.empty()) {
