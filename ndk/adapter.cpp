@@ -82,22 +82,24 @@ void Adapter::EndHold(Object *o) {
             return;
         }
     }
-    RequestEnded(o);  // no memory for a kick: the close completes here after all
+    RequestEnded(o);  // no kick (the port is closed): the close completes here after all
 }
 
-// A packet that only makes the dispatcher re-check a pending close.
+// A packet that only makes the dispatcher re-check a pending close. One
+// on its way is enough: it re-checks when handled, holding its own count.
 bool Adapter::KickLocked(Object *o) {
-    Request *r = new (std::nothrow) Request;
-    if (!r) return false;  // the close then completes with the next event on the object
-    r->owner = o;
-    r->kind = RequestKind::Kick;
-    r->synthetic = true;
+    if (o->kick_posted_) return true;
+    Request &r = o->kick_;
+    r = Request{};
+    r.owner = o;
+    r.kind = RequestKind::Kick;
+    r.synthetic = true;
     ++o->inflight_;
-    if (!Post(r)) {
+    if (!Post(&r)) {  // the port is closed: the adapter is going
         --o->inflight_;
-        delete r;
         return false;
     }
+    o->kick_posted_ = true;
     return true;
 }
 
@@ -184,7 +186,12 @@ void Adapter::Handle(Request *r) {
         }
         o->OnRequestDone(r, status);
     }
-    delete r;
+    if (r == &o->kick_) {
+        std::lock_guard<std::mutex> lock(mu_);
+        o->kick_posted_ = false;
+    } else {
+        delete r;
+    }
     RequestEnded(o);
 }
 

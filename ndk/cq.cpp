@@ -33,13 +33,15 @@ void Cq::Arm(ULONG type) {
         round_types_ |= 1u << type;
         round = round_;
     }
-    Request *r = new (std::nothrow) Request;
-    if (!r) return;
-    r->kind = RequestKind::CqNotify;
-    r->round = round;
-    // An inline error (the CQ overran) is delivered as a notification too.
-    if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) return;
-    delete r;  // could not even be posted: let the next arm try again
+    if (Request *r = new (std::nothrow) Request) {
+        r->kind = RequestKind::CqNotify;
+        r->round = round;
+        // An inline error (the CQ overran) is delivered as a notification too.
+        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) return;
+        delete r;
+    }
+    // No memory, or it could not even be posted: this arm is lost (ArmCq
+    // returns nothing), but the next one of this type must post its own.
     std::lock_guard<std::mutex> lock(arm_mu_);
     if (round_ == round) round_types_ &= ~(1u << type);
 }

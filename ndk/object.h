@@ -102,6 +102,11 @@ private:
     NDK_FN_CLOSE_COMPLETION close_done_ = nullptr;
     void *close_context_ = nullptr;
     std::vector<Object *> antecedents_;
+    // The packet that makes the dispatcher re-check a pending close
+    // (Adapter::KickLocked): part of the object, so a close never waits for
+    // memory. kick_posted_: it is on its way (guarded by the adapter's lock).
+    Request kick_;
+    bool kick_posted_ = false;
 };
 
 // The implementation type behind a public pointer (no checks: the data path).
