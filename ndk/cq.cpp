@@ -25,25 +25,36 @@ Cq::~Cq() { nd_->Release(); }
 
 void Cq::Arm(ULONG type) {
     if (type > NDK_CQ_NOTIFY_SOLICITED || closing()) return;
-    uint64_t round;
-    {
+    const unsigned bit = 1u << type;
+    // Twice at most: when this arm's Notify cannot be posted (no memory),
+    // arms that merged into it meanwhile get one more try.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        uint64_t round;
+        {
+            std::lock_guard<std::mutex> lock(arm_mu_);
+            armed_ = true;
+            if (round_types_ & bit) {  // merged into this round's Notify of that type
+                merged_types_ |= bit;
+                return;
+            }
+            round_types_ |= bit;
+            merged_types_ &= ~bit;
+            round = round_;
+        }
+        if (Request *r = new (std::nothrow) Request) {
+            r->kind = RequestKind::CqNotify;
+            r->round = round;
+            // An inline error (the CQ overran) is delivered as a notification too.
+            if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) return;
+            delete r;
+        }
+        // No memory, or it could not even be posted: this arm is lost (ArmCq
+        // returns nothing), but the next one of this type must post its own.
         std::lock_guard<std::mutex> lock(arm_mu_);
-        armed_ = true;
-        if (round_types_ & (1u << type)) return;  // merged into this round's Notify of that type
-        round_types_ |= 1u << type;
-        round = round_;
+        if (round_ != round) return;
+        round_types_ &= ~bit;
+        if (!(merged_types_ & bit)) return;
     }
-    if (Request *r = new (std::nothrow) Request) {
-        r->kind = RequestKind::CqNotify;
-        r->round = round;
-        // An inline error (the CQ overran) is delivered as a notification too.
-        if (adapter()->StartEvent(this, r, true, [&](OVERLAPPED *ov) { return nd_->Notify(type, ov); })) return;
-        delete r;
-    }
-    // No memory, or it could not even be posted: this arm is lost (ArmCq
-    // returns nothing), but the next one of this type must post its own.
-    std::lock_guard<std::mutex> lock(arm_mu_);
-    if (round_ == round) round_types_ &= ~(1u << type);
 }
 
 void Cq::OnRequestDone(Request *request, HRESULT status) {
@@ -53,6 +64,7 @@ void Cq::OnRequestDone(Request *request, HRESULT status) {
         if (request->round == round_) {
             ++round_;
             round_types_ = 0;
+            merged_types_ = 0;
             fire = armed_;
             armed_ = false;
         }

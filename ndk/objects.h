@@ -52,6 +52,7 @@ private:
     bool armed_ = false;
     uint64_t round_ = 0;
     unsigned round_types_ = 0;  // bit per NDK_CQ_NOTIFY_* with a Notify in this round
+    unsigned merged_types_ = 0; // bit per type: an arm merged into this round's Notify
 };
 
 class Mr final : public Object {

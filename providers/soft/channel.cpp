@@ -110,11 +110,15 @@ MsgHeader *RingConsumer::Peek(MsgInfo *info) {
         *info = MsgInfo{v->type, v->flags, v->slots, v->length};
         std::atomic_signal_fence(std::memory_order_seq_cst);
         const uint64_t room = kRingSlots - tail_ % kRingSlots;  // a message never wraps around the end
-        if (info->slots == 0 || info->slots > room) {  // malformed (a Pad too): the caller fails the connection
-            info->slots = 0;
+        // A Pad runs exactly to the end, from somewhere past the start (a
+        // message never needs a whole lap): so at most one per call, and a
+        // peer publishing Pads cannot keep us here.
+        const bool pad = info->type == MsgType::Pad;
+        if (info->slots == 0 || info->slots > room || (pad && (info->slots != room || room == kRingSlots))) {
+            info->slots = 0;  // malformed: the caller fails the connection
             return m;
         }
-        if (info->type != MsgType::Pad) return m;
+        if (!pad) return m;
         tail_ += info->slots;
         ch_->header()->ring[ring_].tail.store(tail_, std::memory_order_release);
     }

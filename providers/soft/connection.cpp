@@ -105,6 +105,7 @@ int Connection::MakeWake() {
         if (ep >= 0) close(ep);
         return -1;
     }
+    if (wake_out >= 0) close(wake_out);  // an Accept tried again
     wake_out = event;
     return ep;
 }

@@ -57,12 +57,12 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
     case State::Connecting:
         if (m.type == CmType::Accept && nfds == 1) {
             std::string error;
-            const pid_t pid = CmPeerPid(conn_->cm_fd);
+            const bool woken = conn_->AdoptPeerWake(engine_, fds[0], &error);
+            fds[0] = -1;  // owned by conn_ now
+            const pid_t pid = woken ? CmPeerPid(conn_->cm_fd) : -1;
             const bool cma = pid > 0 && ProbeCma(pid, m.probe_address);
             const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
-            const bool ok = conn_->AdoptPeerWake(engine_, fds[0], &error) && pid > 0 &&
-                            conn_->SetPeer(engine_->peers(), pid, m.qp_id, table, &error);
-            fds[0] = -1;  // owned by conn_ now
+            const bool ok = pid > 0 && conn_->SetPeer(engine_->peers(), pid, m.qp_id, table, &error);
             if (!ok) {
                 AbandonLocked(ND_CONNECTION_REFUSED);
                 return;

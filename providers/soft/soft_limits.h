@@ -22,8 +22,9 @@ constexpr ULONG kLargeRequestThreshold = 16384;
 constexpr ULONG kSendTimeoutMs = 3000;  // a Send nobody receives fails with ND_IO_TIMEOUT
 constexpr uint32_t kQuiesceLimitMs = 5000;  // Deregister's longest wait for a stopped peer's copy
 // Accepted connections that have not sent their request yet, per listener:
-// at most this many (the oldest goes first), none older than the timeout. A
-// host that opens connections and sends nothing cannot use up descriptors.
+// at most this many (the oldest goes first, even one whose request is about
+// to be read); those older than the timeout go when the next one arrives.
+// A host that opens connections and sends nothing cannot use up descriptors.
 constexpr size_t kMaxHandshakes = 256;
 constexpr uint32_t kHandshakeTimeoutMs = 10000;
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what

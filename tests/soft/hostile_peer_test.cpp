@@ -45,11 +45,14 @@ TEST(HostilePeer, AMessageRunningPastTheRingEndIsMalformed) {
     std::string error;
     auto ch = Channel::Create(&error);
     ASSERT_TRUE(ch) << error;
-    // A Pad to the last slot, then a two-slot message there: past the end.
-    Forge(*ch, 0, 0, MsgType::Pad, kRingSlots - 1, 0);
-    Forge(*ch, 0, kRingSlots - 1, MsgType::SendInline, 2, 8);
+    // A message up to the last slot, then a two-slot message there: past the end.
     RingConsumer c(ch.get(), 0);
     MsgInfo info;
+    Forge(*ch, 0, 0, MsgType::SendInline, kRingSlots - 1, 8);
+    ASSERT_NE(c.Peek(&info), nullptr);
+    ASSERT_EQ(info.slots, kRingSlots - 1);
+    c.Finish(ch->At(0, 0), info, 0);
+    Forge(*ch, 0, kRingSlots - 1, MsgType::SendInline, 2, 8);
     MsgHeader *m = c.Peek(&info);
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(info.slots, 0) << "a message past the end of the ring was accepted";
@@ -75,6 +78,34 @@ TEST(HostilePeer, APadOfNoSlotsOrPastTheEndIsMalformed) {
     Forge(*ch, 0, 0, MsgType::Pad, kRingSlots + 1, 0);
     ASSERT_NE(c.Peek(&info), nullptr);
     EXPECT_EQ(info.slots, 0);
+}
+
+// A Pad runs exactly to the ring's end and never takes a whole lap: a peer
+// publishing Pad after Pad cannot keep the consumer skipping them.
+TEST(HostilePeer, PadsThatDoNotEndTheRingOrTakeAWholeLapAreMalformed) {
+    std::string error;
+    auto ch = Channel::Create(&error);
+    ASSERT_TRUE(ch) << error;
+    RingConsumer c(ch.get(), 0);
+    MsgInfo info;
+    Forge(*ch, 0, 0, MsgType::Pad, kRingSlots, 0);  // a whole lap
+    ASSERT_NE(c.Peek(&info), nullptr);
+    EXPECT_EQ(info.slots, 0);
+    Forge(*ch, 0, 0, MsgType::Pad, 1, 0);  // short of the end
+    ASSERT_NE(c.Peek(&info), nullptr);
+    EXPECT_EQ(info.slots, 0);
+    // A real one: a message at 0, then a Pad from 1 to the end, then the
+    // next lap's first message.
+    Forge(*ch, 0, 0, MsgType::SendInline, 1, 8);
+    ASSERT_NE(c.Peek(&info), nullptr);
+    ASSERT_EQ(info.slots, 1);
+    c.Finish(ch->At(0, 0), info, 0);
+    Forge(*ch, 0, 1, MsgType::Pad, kRingSlots - 1, 0);
+    Forge(*ch, 0, kRingSlots, MsgType::SendInline, 1, 8);
+    ASSERT_NE(c.Peek(&info), nullptr);
+    EXPECT_EQ(info.slots, 1);
+    EXPECT_EQ(info.type, MsgType::SendInline);
+    EXPECT_EQ(c.position(), kRingSlots);
 }
 
 TEST(HostilePeer, ThePeersPidIsTheKernels) {
@@ -104,7 +135,8 @@ TEST(HostilePeer, TheWakeDescriptorMustBeAnEpollInstance) {
 // and every one of them is an edge the peer's watch sees, though nobody
 // ever reads the count.
 TEST(HostilePeer, WakingAPeerNeverBlocksAndEveryWakeIsAnEdge) {
-    Connection us;
+    auto shared = std::make_shared<Connection>();  // the writer below may outlive a failed test
+    Connection &us = *shared;
     const int given = us.MakeWake();
     ASSERT_GE(given, 0);
     const int watch = epoll_create1(EPOLL_CLOEXEC);
@@ -121,8 +153,8 @@ TEST(HostilePeer, WakingAPeerNeverBlocksAndEveryWakeIsAnEdge) {
     }
     auto finished = std::make_shared<std::promise<void>>();
     std::future<void> done = finished->get_future();
-    std::thread([&us, finished] {
-        for (int i = 0; i < 100000; ++i) us.WakePeerNow();
+    std::thread([shared, finished] {
+        for (int i = 0; i < 100000; ++i) shared->WakePeerNow();
         finished->set_value();
     }).detach();
     ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "a wake-up blocked";
