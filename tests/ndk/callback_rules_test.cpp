@@ -9,13 +9,8 @@ using namespace ndk_test;
 
 namespace {
 
-class NdkCallbacks : public ::testing::Test {
+class NdkCallbacks : public ConnectedPair {
 protected:
-    void SetUp() override {
-        ASSERT_TRUE(pair_.Open());
-        ASSERT_TRUE(pair_.Connect());
-    }
-    void TearDown() override { pair_.Release(); }
 
     // Posts n receives on the server and n small sends from the client. The
     // software provider moves a Send when the receiving side polls its CQ or
@@ -41,8 +36,6 @@ protected:
     }
     void Arm(ULONG type) { pair_.server.cq->Dispatch->NdkArmCq(pair_.server.cq, type); }
     static void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
-
-    Pair pair_;
 };
 
 }  // namespace

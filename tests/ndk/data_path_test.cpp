@@ -7,15 +7,7 @@ using namespace ndk_test;
 
 namespace {
 
-class NdkDataPath : public ::testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_TRUE(pair_.Open());
-        ASSERT_TRUE(pair_.Connect());
-    }
-    void TearDown() override { pair_.Release(); }
-    Pair pair_;
-};
+using NdkDataPath = ConnectedPair;
 
 void Fill(std::vector<char> &bytes, size_t n, int seed) {
     for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>(seed + i * 31 + (i >> 8));

@@ -151,4 +151,15 @@ struct Pair {
     void Release();  // closes everything, adapter last
 };
 
+// A fixture with a connected Pair.
+class ConnectedPair : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(pair_.Open());
+        ASSERT_TRUE(pair_.Connect());
+    }
+    void TearDown() override { pair_.Release(); }
+    Pair pair_;
+};
+
 }  // namespace ndk_test

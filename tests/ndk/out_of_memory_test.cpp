@@ -29,17 +29,12 @@ void *operator new(std::size_t size, const std::nothrow_t &) noexcept {
 
 namespace {
 
-class NdkOutOfMemory : public ::testing::Test {
+class NdkOutOfMemory : public ConnectedPair {
 protected:
-    void SetUp() override {
-        ASSERT_TRUE(pair_.Open());
-        ASSERT_TRUE(pair_.Connect());
-    }
     void TearDown() override {
         t_fail_nothrow = 0;
-        pair_.Release();
+        ConnectedPair::TearDown();
     }
-    Pair pair_;
 };
 
 TEST_F(NdkOutOfMemory, AnArmWithoutMemoryDoesNotSwallowTheNext) {
