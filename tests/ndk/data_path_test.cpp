@@ -132,12 +132,8 @@ TEST_F(NdkDataPath, BindMemoryWindowThenInvalidate) {
 // until the window closes; then the MR's own token is dead too.
 TEST_F(NdkDataPath, MrClosedWithABoundWindowPendsUntilTheWindowCloses) {
     Side &c = pair_.client, &s = pair_.server;
-    NDK_MW *mw = nullptr;
-    ASSERT_EQ(s.pd->Dispatch->NdkCreateMw(s.pd, nullptr, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(s.qp->Dispatch->NdkBind(s.qp, mw, s.region.mr, mw, s.region.bytes.data(), 65536,
-                                      NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
-              STATUS_SUCCESS);
-    ASSERT_EQ(s.Next().Status, STATUS_SUCCESS);
+    NDK_MW *mw = s.BindWindow(65536);
+    ASSERT_NE(mw, nullptr);
     const UINT32 window = mw->Dispatch->NdkGetRemoteTokenFromMw(mw);
     const UINT32 region = s.region.mr->Dispatch->NdkGetRemoteTokenFromMr(s.region.mr);
     Completion mr_closed;

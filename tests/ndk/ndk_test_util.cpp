@@ -163,4 +163,15 @@ void Pair::Release() {
     adapter = nullptr;
 }
 
+NDK_MW *Side::BindWindow(size_t length) {
+    NDK_MW *mw = nullptr;
+    EXPECT_EQ(pd->Dispatch->NdkCreateMw(pd, nullptr, nullptr, &mw), STATUS_SUCCESS);
+    if (!mw) return nullptr;
+    EXPECT_EQ(qp->Dispatch->NdkBind(qp, mw, region.mr, mw, region.bytes.data(), length, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+              STATUS_SUCCESS);
+    NDK_RESULT_EX bound = Next();
+    EXPECT_EQ(bound.Status, STATUS_SUCCESS);
+    return bound.Status == STATUS_SUCCESS ? mw : nullptr;
+}
+
 }  // namespace ndk_test

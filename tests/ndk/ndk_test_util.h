@@ -132,6 +132,9 @@ struct Side {
     void Release();
     // The next completion (bounded polling); Status STATUS_IO_TIMEOUT if none.
     NDK_RESULT_EX Next(std::chrono::milliseconds timeout = kWait);
+    // A new window bound over the region's first `length` bytes, remote
+    // write (the Bind's completion taken); nullptr after a test failure.
+    NDK_MW *BindWindow(size_t length);
 };
 
 // Listener + two connected sides on one adapter.

@@ -56,12 +56,8 @@ TEST_F(NdkOutOfMemory, AnArmWithoutMemoryDoesNotSwallowTheNext) {
 // window closes, and the window's close tells the dispatcher to finish it.
 TEST_F(NdkOutOfMemory, APendingCloseCompletesWithoutMemoryForTheDispatchersPacket) {
     Side &s = pair_.server;
-    NDK_MW *mw = nullptr;
-    ASSERT_EQ(s.pd->Dispatch->NdkCreateMw(s.pd, nullptr, nullptr, &mw), STATUS_SUCCESS);
-    ASSERT_EQ(s.qp->Dispatch->NdkBind(s.qp, mw, s.region.mr, mw, s.region.bytes.data(), 4096,
-                                      NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
-              STATUS_SUCCESS);
-    ASSERT_EQ(s.Next().Status, STATUS_SUCCESS);
+    NDK_MW *mw = s.BindWindow(4096);
+    ASSERT_NE(mw, nullptr);
     Completion mr_closed;
     ASSERT_EQ(Close(s.region.mr, &mr_closed), STATUS_PENDING);
     s.region.mr = nullptr;
