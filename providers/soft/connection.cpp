@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -115,8 +116,12 @@ bool Connection::AdoptPeerWake(std::shared_ptr<Engine> engine, int fd, std::stri
     char path[64], target[64] = {};
     std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(path, target, sizeof target - 1);
-    if (n <= 0 || std::strcmp(target, "anon_inode:[eventpoll]") != 0 || !engine->WatchPeerWake(fd)) {
+    if (n <= 0 || std::strcmp(target, "anon_inode:[eventpoll]") != 0) {
         *error = "the peer's wake-up descriptor is not an epoll instance";
+        return false;
+    }
+    if (!engine->WatchPeerWake(fd)) {
+        *error = std::string("cannot watch the peer's wake-up descriptor: ") + std::strerror(errno);
         return false;
     }
     wake_engine = std::move(engine);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cm_socket.h"
+#include "core_log.h"
 #include "connector.h"
 #include "soft_limits.h"
 
@@ -64,6 +65,8 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
             const bool ok = pid > 0 && conn_->SetPeer(engine_->peers(), pid, m.qp_id, table, &error);
             if (!ok) {
+                OPENND_SOFT_LOG("refused the peer's accept: %s",
+                                error.empty() ? "the kernel does not name the peer's process" : error.c_str());
                 AbandonLocked(ND_CONNECTION_REFUSED);
                 return;
             }

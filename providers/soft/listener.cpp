@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cm_socket.h"
+#include "core_log.h"
 #include "soft_limits.h"
 
 namespace soft {
@@ -187,13 +188,21 @@ void Listener::ReadRequestLocked(int fd) {
     conn->side = 1;
     conn->channel = Channel::Attach(fds[0], &error);
     if (conn->channel) conn->channel->CloseFd();  // mapped: the descriptor is no longer needed
-    if (!conn->AdoptPeerWake(engine_, fds[1], &error)) return;  // conn owns it, and closes the socket
-    if (!conn->channel) return;  // (it closed fds[0]) the active side sees a refusal
+    // Refused from here on: conn closes the socket (the active side sees a
+    // refusal) and owns fds[1]; a failed channel closed fds[0].
+    auto refuse = [&] { OPENND_SOFT_LOG("refused a same-host connection request: %s", error.c_str()); };
+    if (!conn->channel || !conn->AdoptPeerWake(engine_, fds[1], &error)) {
+        if (!conn->channel) close(fds[1]);
+        return refuse();
+    }
     const pid_t pid = CmPeerPid(fd);
-    if (pid < 0) return;
+    if (pid < 0) {
+        error = "the kernel does not name the peer's process";
+        return refuse();
+    }
     const bool cma = ProbeCma(pid, m.probe_address);
     const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
-    if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, table, &error)) return;
+    if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, table, &error)) return refuse();
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
     conn->can_access_peer = cma && conn->peer->mrs.valid();  // one-sided checks need its table
     // The CM socket is blocking for the connector's sends from now on.

@@ -1,8 +1,9 @@
 // What a hostile same-host peer controls (the shared channel's bytes, the
 // descriptors and pid its CM messages carry) must not reach outside the
 // checks: a message running past the end of the ring is malformed, the
-// peer's pid is the kernel's, waking it never blocks. HostileClientTest drives a real listener in this process
-// with a client that speaks the CM protocol by hand, then misbehaves.
+// peer's pid is the kernel's, waking it never blocks. HostileClientTest
+// drives a real listener in this process with a client that speaks the CM
+// protocol by hand, then misbehaves.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -41,71 +42,59 @@ void Forge(Channel &ch, int ring, uint64_t pos, MsgType type, uint16_t slots, ui
     m->seq.store(static_cast<uint32_t>(pos + 1), std::memory_order_release);
 }
 
-TEST(HostilePeer, AMessageRunningPastTheRingEndIsMalformed) {
-    std::string error;
-    auto ch = Channel::Create(&error);
-    ASSERT_TRUE(ch) << error;
-    // A message up to the last slot, then a two-slot message there: past the end.
-    RingConsumer c(ch.get(), 0);
+// Ring 0 of a fresh channel, read the way our consumer reads it.
+class HostileRing : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string error;
+        ch = Channel::Create(&error);
+        ASSERT_TRUE(ch) << error;
+        consumer = RingConsumer(ch.get(), 0);
+    }
+    // Publishes a header at `pos` and peeks: the slots Peek accepted (0:
+    // malformed), or -1 if it saw nothing.
+    int Peek(uint64_t pos, MsgType type, uint16_t slots, uint32_t length = 8) {
+        Forge(*ch, 0, pos, type, slots, length);
+        last = consumer.Peek(&info);
+        return last ? info.slots : -1;
+    }
+    // A well-formed message of `slots` at the consumer's position, consumed.
+    void Consume(uint16_t slots) {
+        ASSERT_EQ(Peek(consumer.position(), MsgType::SendInline, slots), slots);
+        consumer.Finish(last, info, 0);
+    }
+    std::shared_ptr<Channel> ch;
+    RingConsumer consumer;
     MsgInfo info;
-    Forge(*ch, 0, 0, MsgType::SendInline, kRingSlots - 1, 8);
-    ASSERT_NE(c.Peek(&info), nullptr);
-    ASSERT_EQ(info.slots, kRingSlots - 1);
-    c.Finish(ch->At(0, 0), info, 0);
-    Forge(*ch, 0, kRingSlots - 1, MsgType::SendInline, 2, 8);
-    MsgHeader *m = c.Peek(&info);
-    ASSERT_NE(m, nullptr);
-    EXPECT_EQ(info.slots, 0) << "a message past the end of the ring was accepted";
+    MsgHeader *last = nullptr;
+};
+
+TEST_F(HostileRing, AMessageRunningPastTheRingEndIsMalformed) {
+    Consume(kRingSlots - 1);  // up to the last slot
+    EXPECT_EQ(Peek(kRingSlots - 1, MsgType::SendInline, 2), 0) << "a message past the end was accepted";
     // One slot there is fine, and the header is what Peek read.
-    Forge(*ch, 0, kRingSlots - 1, MsgType::SendInline, 1, 8);
-    m = c.Peek(&info);
-    ASSERT_NE(m, nullptr);
-    EXPECT_EQ(info.slots, 1);
+    ASSERT_EQ(Peek(kRingSlots - 1, MsgType::SendInline, 1), 1);
     EXPECT_EQ(info.length, 8u);
-    m->length = 1 << 30;  // rewritten afterwards: the copy does not change
+    last->length = 1 << 30;  // rewritten afterwards: the copy does not change
     EXPECT_EQ(info.length, 8u);
 }
 
-TEST(HostilePeer, APadOfNoSlotsOrPastTheEndIsMalformed) {
-    std::string error;
-    auto ch = Channel::Create(&error);
-    ASSERT_TRUE(ch) << error;
-    RingConsumer c(ch.get(), 0);
-    MsgInfo info;
-    Forge(*ch, 0, 0, MsgType::Pad, 0, 0);
-    ASSERT_NE(c.Peek(&info), nullptr);
-    EXPECT_EQ(info.slots, 0);
-    Forge(*ch, 0, 0, MsgType::Pad, kRingSlots + 1, 0);
-    ASSERT_NE(c.Peek(&info), nullptr);
-    EXPECT_EQ(info.slots, 0);
+TEST_F(HostileRing, APadOfNoSlotsOrPastTheEndIsMalformed) {
+    EXPECT_EQ(Peek(0, MsgType::Pad, 0), 0);
+    EXPECT_EQ(Peek(0, MsgType::Pad, kRingSlots + 1), 0);
 }
 
 // A Pad runs exactly to the ring's end and never takes a whole lap: a peer
 // publishing Pad after Pad cannot keep the consumer skipping them.
-TEST(HostilePeer, PadsThatDoNotEndTheRingOrTakeAWholeLapAreMalformed) {
-    std::string error;
-    auto ch = Channel::Create(&error);
-    ASSERT_TRUE(ch) << error;
-    RingConsumer c(ch.get(), 0);
-    MsgInfo info;
-    Forge(*ch, 0, 0, MsgType::Pad, kRingSlots, 0);  // a whole lap
-    ASSERT_NE(c.Peek(&info), nullptr);
-    EXPECT_EQ(info.slots, 0);
-    Forge(*ch, 0, 0, MsgType::Pad, 1, 0);  // short of the end
-    ASSERT_NE(c.Peek(&info), nullptr);
-    EXPECT_EQ(info.slots, 0);
-    // A real one: a message at 0, then a Pad from 1 to the end, then the
-    // next lap's first message.
-    Forge(*ch, 0, 0, MsgType::SendInline, 1, 8);
-    ASSERT_NE(c.Peek(&info), nullptr);
-    ASSERT_EQ(info.slots, 1);
-    c.Finish(ch->At(0, 0), info, 0);
+TEST_F(HostileRing, PadsThatDoNotEndTheRingOrTakeAWholeLapAreMalformed) {
+    EXPECT_EQ(Peek(0, MsgType::Pad, kRingSlots), 0);  // a whole lap
+    EXPECT_EQ(Peek(0, MsgType::Pad, 1), 0);           // short of the end
+    // A real one: a message at 0, a Pad from 1 to the end, the next lap's first message.
+    Consume(1);
     Forge(*ch, 0, 1, MsgType::Pad, kRingSlots - 1, 0);
-    Forge(*ch, 0, kRingSlots, MsgType::SendInline, 1, 8);
-    ASSERT_NE(c.Peek(&info), nullptr);
-    EXPECT_EQ(info.slots, 1);
+    EXPECT_EQ(Peek(kRingSlots, MsgType::SendInline, 1), 1);
     EXPECT_EQ(info.type, MsgType::SendInline);
-    EXPECT_EQ(c.position(), kRingSlots);
+    EXPECT_EQ(consumer.position(), kRingSlots);
 }
 
 TEST(HostilePeer, ThePeersPidIsTheKernels) {
