@@ -189,6 +189,24 @@ TEST(Ndperf, ConnectionRate) {
     CheckRow(rows[0]);
 }
 
+// loop: both endpoints in ndperf's own process, one thread; over shared
+// memory, over TCP, and over IPv6.
+TEST(Ndperf, LoopInOneProcess) {
+    for (std::vector<std::string> extra :
+         {std::vector<std::string>{}, {"--transport", "tcp"}, {"-6"}}) {
+        std::vector<std::string> args{"loop", "-S", "8,4K", "-n", "300"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        SCOPED_TRACE(args.back());
+        auto rows = Rows(args);
+        std::multiset<std::tuple<std::string, double, double>> want{{"send_lat", 8.0, 1.0}, {"send_lat", 4096.0, 1.0}};
+        EXPECT_EQ(Keys(rows), want);
+        for (const Json &r : rows) {
+            EXPECT_EQ(r["mode"].string, "loop");
+            EXPECT_EQ(r["iters"].number, 300);
+        }
+    }
+}
+
 TEST(Ndperf, TablesAndHelp) {
     Outcome run = RunNdperf({"mr", "-S", "4K", "-n", "20"});
     ASSERT_EQ(run.status, 0) << run.err;
@@ -200,7 +218,7 @@ TEST(Ndperf, TablesAndHelp) {
     EXPECT_NE(run.err.find("[1/1] write_bw 4 KiB, 2 QPs"), std::string::npos) << run.err;
     run = RunNdperf({"--help"});
     ASSERT_EQ(run.status, 0);
-    for (const char *opt : {"connect-rate", " mr ", "--qps", "--threads", "--window", "--transport", "--provider",
+    for (const char *opt : {"connect-rate", " mr ", " loop ", "--qps", "--threads", "--window", "--transport", "--provider",
                             "--connections", "--inflight", "--blocking", "--json", "--progress", "--sweep", "--ipv6"})
         EXPECT_NE(run.out.find(opt), std::string::npos) << opt;
 }
@@ -211,6 +229,8 @@ TEST(Ndperf, BadUsageExitsTwo) {
     EXPECT_EQ(RunNdperf({"no-such-mode", "--local"}).status, 2);
     EXPECT_EQ(RunNdperf({"--local", "-q", "0"}).status, 2);
     EXPECT_EQ(RunNdperf({"-t", "send_lat"}).status, 2);  // neither server, client nor --local
+    EXPECT_EQ(RunNdperf({"loop", "-t", "write_lat"}).status, 2);
+    EXPECT_EQ(RunNdperf({"loop", "--blocking"}).status, 2);
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
         Usage(stderr);
         return 2;
     }
-    bool needs_peer = o.mode != Mode::Mr;
+    bool needs_peer = o.mode != Mode::Mr && o.mode != Mode::Loop;
     if (needs_peer && !o.server && !o.local && connect_to.empty()) {
         Usage(stderr);
         return 2;
@@ -101,6 +101,7 @@ int main(int argc, char **argv) {
             if (!connect_to.empty()) o.address = connect_to;
             if (o.mode == Mode::Mr) rc = RunMr(o, &results);
             else if (o.mode == Mode::ConnectRate) rc = RunConnectRateClient(o, &results);
+            else if (o.mode == Mode::Loop) rc = RunLoop(o, &results);
             else rc = RunClient(o, &results);
             Progress(o, "");
             if (o.json)

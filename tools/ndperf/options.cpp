@@ -48,6 +48,9 @@ void Usage(FILE *f) {
         "                threads; local only, needs no server (ndmrlat / ndmrrate)\n"
         "  connect-rate  connections established and torn down per second, --inflight at once, and\n"
         "                the setup latency (Connect to CompleteConnect done)\n"
+        "  loop          send_lat with both endpoints in this process, driven by one thread: the\n"
+        "                provider's software cost per message, with no cross-core traffic; needs\n"
+        "                no server (ndperf loop [-S sizes] [--transport T])\n"
         "Where and how:\n"
         "  -a, --address IP     server and --local: where to listen (default 127.0.0.1; IPv6 works);\n"
         "                       a -c client opens the adapter that owns the server's address\n"
@@ -101,6 +104,7 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
             if (a == "perf") o.mode = Mode::Perf;
             else if (a == "mr") o.mode = Mode::Mr;
             else if (a == "connect-rate") o.mode = Mode::ConnectRate;
+            else if (a == "loop") o.mode = Mode::Loop;
             else throw std::runtime_error("unknown mode: " + a);
             continue;
         }
@@ -158,6 +162,11 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
     }
     if (o.threads.empty()) throw std::runtime_error("--threads needs a value");
     if (o.qps > 256) throw std::runtime_error("--qps: at most 256");
+    if (o.mode == Mode::Loop) {
+        for (Test t : o.tests)
+            if (t != Test::SendLat) throw std::runtime_error(std::string("loop measures send_lat only, not ") + TestName(t));
+        if (o.blocking) throw std::runtime_error("loop: one thread cannot block waiting for itself (--blocking)");
+    }
     if (o.mode == Mode::Mr && !o.sizes_given) {
         o.sizes.clear();
         for (uint32_t s = 4096; s <= (64u << 20); s *= 4) o.sizes.push_back(s);

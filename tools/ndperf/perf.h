@@ -14,7 +14,7 @@
 namespace ndperf {
 
 enum class Test { SendLat, WriteLat, ReadLat, SendBw, WriteBw, ReadBw };
-enum class Mode { Perf, Mr, ConnectRate };
+enum class Mode { Perf, Mr, ConnectRate, Loop };
 
 struct Options {
     Mode mode = Mode::Perf;
@@ -53,6 +53,7 @@ struct Result {
     uint32_t size = 0;
     uint32_t iters = 0;
     bool blocking = false;
+    bool loop = false;  // both endpoints in one process, one thread (ndperf loop)
     uint32_t qps = 1, threads = 1;
     uint32_t inflight = 0;  // connect: connections at once
     uint64_t working_set = 0;  // bandwidth: buffer bytes each side cycles through
@@ -104,6 +105,8 @@ int RunMr(const Options &o, std::vector<Result> *results);
 // Connection setup rate (connect_rate.cpp). The server side takes over after
 // the first request has been read (its connector and listener are passed on).
 int RunConnectRateClient(const Options &o, std::vector<Result> *results);
+// Both endpoints in this process, one thread (loop.cpp).
+int RunLoop(const Options &o, std::vector<Result> *results);
 // Options parsing and help (options.cpp); throws std::runtime_error.
 Options ParseOptions(int argc, char **argv, std::string *connect_to);
 void Usage(FILE *f);

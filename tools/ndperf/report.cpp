@@ -40,7 +40,7 @@ std::string JsonEscape(const std::string &in) {
 }
 
 double Rate(const Result &r) { return r.seconds > 0 ? r.messages / r.seconds : 0; }
-const char *ModeName(const Result &r) { return r.blocking ? "blocking" : "polling"; }
+const char *ModeName(const Result &r) { return r.loop ? "loop" : r.blocking ? "blocking" : "polling"; }
 
 void PerfTable(const std::vector<Result> &results) {
     std::printf("%-10s %-8s %10s %9s %4s %3s | %10s %10s %10s %8s | %10s %10s\n", "test", "mode", "bytes", "iters",

@@ -1,0 +1,102 @@
+// ndperf loop: send_lat with both endpoints in this process, driven by one
+// thread. Each iteration is a whole ping-pong (post a receive, send, take
+// the peer's receive completion, answer), so no byte crosses between cores
+// and no thread waits for another: the figure is what the provider's own
+// software costs per message (posting, delivery, completion), the part of
+// a two-process send_lat that is not the cores' link. Compare the two to see
+// where a latency goes.
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+
+#include "endpoint.h"
+
+namespace ndperf {
+namespace kit = opennd::kit;
+namespace {
+
+constexpr uint32_t kDepth = 64;
+
+// Connects `client` to `server` through a listener on `local`; the server's
+// side is accepted on a helper thread, which has ended on return.
+void ConnectPair(std::shared_ptr<Adapter> adapter, const kit::IpAddress &local, Endpoint &client, Endpoint &server) {
+    Listener listener;
+    kit::IpAddress dest = local;
+    kit::SetPort(dest.sa(), listener.Listen(adapter, local, 0));
+    client.Open(adapter, kDepth);
+    std::exception_ptr failed;
+    std::thread accept([&] {
+        try {
+            IND2Connector *c = listener.NewConnector();
+            Hello hello;
+            if (!listener.Next(c, &hello, 30000)) {
+                c->Release();
+                throw std::runtime_error("the loop's own connection request never came");
+            }
+            server.Open(adapter, kDepth, c);
+            server.Accept();
+        } catch (...) {
+            failed = std::current_exception();
+        }
+    });
+    try {
+        client.Connect(dest, Hello{kHelloMagic, static_cast<uint32_t>(Mode::Loop), 0, 1});
+    } catch (...) {
+        accept.join();
+        throw;
+    }
+    accept.join();
+    if (failed) std::rethrow_exception(failed);
+}
+
+}  // namespace
+
+int RunLoop(const Options &o, std::vector<Result> *results) {
+    kit::IpAddress local = ParseAddressOrThrow(o.address);
+    auto adapter = std::make_shared<Adapter>();
+    adapter->Open(local, o.provider);
+    adapter->CheckTransport(o.transport);
+    Endpoint a, b;
+    ConnectPair(adapter, local, a, b);
+    size_t row = 0;
+    for (uint32_t size : o.sizes) {
+        uint32_t iters = o.iters ? o.iters : size <= 4096 ? 200000 : size <= (1u << 20) ? 2000 : 100;
+        uint32_t warmup = o.warmup ? o.warmup : std::max<uint32_t>(iters / 10, 10);
+        Progress(o, "[" + std::to_string(++row) + "/" + std::to_string(o.sizes.size()) + "] loop send_lat " +
+                        SizeText(size));
+        Region ra, rb;
+        a.Register(ra, size);
+        b.Register(rb, size);
+        Result res;
+        Label(o, *adapter, &res);
+        res.test = TestName(Test::SendLat);
+        res.loop = true;
+        res.size = size;
+        res.iters = iters;
+        res.samples_us.reserve(iters);
+        PostRecv(b, rb, 0, size);
+        uint64_t start = 0, last = NowNs();
+        for (uint32_t i = 0; i < iters + warmup; ++i) {
+            PostRecv(a, ra, 0, size);
+            PostSend(a, ra, 0, size, ND_OP_FLAG_SILENT_SUCCESS);
+            b.NextOf(Nd2RequestTypeReceive, false);
+            if (i + 1 < iters + warmup) PostRecv(b, rb, 0, size);
+            PostSend(b, rb, 0, size, ND_OP_FLAG_SILENT_SUCCESS);
+            a.NextOf(Nd2RequestTypeReceive, false);
+            uint64_t now = NowNs();  // one clock read per round trip, as send_lat
+            if (i == warmup) start = last;
+            if (i >= warmup) res.samples_us.push_back((now - last) / 2000.0);
+            last = now;
+        }
+        res.seconds = (NowNs() - start) / 1e9;
+        res.messages = iters;
+        res.bytes = uint64_t(iters) * size;
+        results->push_back(std::move(res));
+    }
+    a.Disconnect();
+    b.Disconnect();
+    return 0;
+}
+
+}  // namespace ndperf
