@@ -9,9 +9,22 @@
 namespace soft {
 
 struct PostedReceive {
-    void *context;
-    uint32_t nsge;
-    ND2_SGE sge[16];
+    static constexpr uint32_t kCapacity = 16;  // kMaxSge
+    void *context = nullptr;
+    uint32_t nsge = 0;
+    ND2_SGE sge[kCapacity];
+
+    PostedReceive() = default;
+    PostedReceive(const PostedReceive &o) { *this = o; }
+    // Copies only the SGEs in use: a receive is copied into its queue and
+    // out again on every message, and the whole array (272 bytes, a `rep
+    // movs`) cost more than the rest of posting it.
+    PostedReceive &operator=(const PostedReceive &o) {
+        context = o.context;
+        nsge = o.nsge < kCapacity ? o.nsge : kCapacity;
+        for (uint32_t i = 0; i < nsge; ++i) sge[i] = o.sge[i];
+        return *this;
+    }
 };
 
 }  // namespace soft

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ndspi.h"
+#include "posted_receive.h"
 #include "wire.h"
 
 namespace soft {
@@ -12,6 +13,7 @@ constexpr UINT16 kDeviceId = 0x0001;
 constexpr UINT64 kAdapterId = 1;      // one adapter serves every local address
 constexpr SIZE_T kMaxRegistrationSize = SIZE_T(1) << 40;
 constexpr ULONG kMaxSge = 16;
+static_assert(PostedReceive::kCapacity == kMaxSge, "a posted receive holds every SGE a Receive may have");
 constexpr ULONG kMaxTransferLength = 1u << 30;
 constexpr ULONG kMaxInlineData = kInlineThreshold;
 constexpr ULONG kMaxReadLimit = 128;
