@@ -9,6 +9,12 @@
 namespace opennd::kit {
 namespace {
 using CqRegistry = Registry<CompletionQueue, IND2CompletionQueue>;
+
+uint64_t RingSize(uint64_t depth) {
+    uint64_t n = 1;
+    while (n < depth) n <<= 1;
+    return n;
+}
 }  // namespace
 
 // With no requested affinity, notifications follow the creating thread's
@@ -25,7 +31,7 @@ KAFFINITY ThreadAffinity() {
 
 CompletionQueue::CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity)
     : requests_(overlapped_file), max_depth_(max_depth), affinity_(affinity ? affinity : ThreadAffinity()),
-      ring_(depth) {
+      ring_(RingSize(depth)), mask_(ring_.size() - 1), depth_(depth) {
     CqRegistry::Add(this);
 }
 
@@ -69,12 +75,12 @@ void CompletionQueue::FireLocked(HRESULT status) {
 bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return false;
-    if (tail_ - head_ == ring_.size()) {
+    if (tail_ - head_ == depth_) {
         overrun_ = true;
         FireLocked(ND_BUFFER_OVERFLOW);
         return false;
     }
-    ring_[tail_ % ring_.size()] = result;
+    ring_[tail_ & mask_] = result;
     ++tail_;
     published_.store(tail_, std::memory_order_release);
     if (FAILED(result.Status)) last_error_ = tail_;
@@ -106,7 +112,7 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
     std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return 0;
     ULONG got = 0;
-    while (got < n && head_ < tail_) results[got++] = ring_[head_++ % ring_.size()];
+    while (got < n && head_ < tail_) results[got++] = ring_[head_++ & mask_];
     taken_.store(head_, std::memory_order_relaxed);
     return got;
 }
@@ -132,10 +138,12 @@ HRESULT CompletionQueue::Resize(ULONG depth) {
     if (depth == 0 || depth > max_depth_) return ND_INVALID_PARAMETER;
     std::lock_guard<SpinLock> lock(mu_);
     if (tail_ - head_ > depth) return ND_BUFFER_OVERFLOW;
-    std::vector<ND2_RESULT> next(depth);
-    // Keep sequence numbers: entry s goes to next[s % depth].
-    for (uint64_t s = head_; s < tail_; ++s) next[s % depth] = ring_[s % ring_.size()];
+    std::vector<ND2_RESULT> next(RingSize(depth));
+    // Keep sequence numbers: entry s goes to next[s & new mask].
+    for (uint64_t s = head_; s < tail_; ++s) next[s & (next.size() - 1)] = ring_[s & mask_];
     ring_.swap(next);
+    mask_ = ring_.size() - 1;
+    depth_ = depth;
     return ND_SUCCESS;
 }
 
