@@ -156,16 +156,18 @@ HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESUL
     return ND_SUCCESS;
 }
 
-QueuePair::Op &QueuePair::AddOpLocked(const Op &op) {
-    ops_.push_back(op);
+QueuePair::Op &QueuePair::AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status,
+                                      uint64_t posted_ms) {
+    Op &op = ops_.emplace_back();
+    op.Reset(type, ctx, flags, done, status, posted_ms);
     ops_count_.store(ops_.size(), std::memory_order_relaxed);
-    if (!(op.flags & ND_OP_FLAG_SILENT_SUCCESS))
+    if (!(flags & ND_OP_FLAG_SILENT_SUCCESS))
         reporting_.store(reporting_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    return ops_.back();
+    return op;
 }
 
 void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
-    AddOpLocked(Op::Make(type, ctx, flags, true, status, 0));
+    AddOpLocked(type, ctx, flags, true, status, 0);
     if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
 
@@ -202,7 +204,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
         return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
                                 static_cast<uint32_t>(total), flags, 0, 0);
-    Op &op = AddOpLocked(Op::Make(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs()));
+    Op &op = AddOpLocked(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs());
     bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
     if (backlog_.empty() && !fenced &&
         TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {

@@ -150,19 +150,21 @@ private:
         // A Read through the ring: its data arrives in ReadResponse messages.
         bool awaiting_data = false;
         uint32_t got = 0;
-        std::vector<ND2_SGE> sink;
+        std::vector<ND2_SGE> sink;  // kept with its capacity when the slot is reused
 
-        static Op Make(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status, uint64_t ms) {
-            Op op;
-            op.type = type;
-            op.context = ctx;
-            op.flags = flags;
-            op.in_ring = false;
-            op.done = done;
-            op.status = status;
-            op.pos = 0;
-            op.posted_ms = ms;
-            return op;
+        // Fills a (reused) slot of ops_.
+        void Reset(ND2_REQUEST_TYPE t, void *ctx, ULONG f, bool is_done, HRESULT st, uint64_t ms) {
+            type = t;
+            context = ctx;
+            flags = f;
+            in_ring = false;
+            done = is_done;
+            status = st;
+            pos = 0;
+            posted_ms = ms;
+            awaiting_data = false;
+            got = 0;
+            sink.clear();
         }
     };
     enum class Stream : uint8_t { None, SendFragments, WriteFragments, ReadRequest };
@@ -195,7 +197,7 @@ private:
 
     HRESULT CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline);
     // requires tx_mu_
-    Op &AddOpLocked(const Op &op);
+    Op &AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status, uint64_t posted_ms);
     void PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
     bool TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *inline_data, uint32_t length,
                               ULONG flags);
@@ -271,7 +273,7 @@ private:
     std::atomic<bool> peer_stalled_{false};
     std::atomic<bool> stall_handled_{false};
     RingProducer producer_;
-    std::deque<Op> ops_;
+    RingQueue<Op> ops_;  // a ring, not a deque: no allocation per request
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_
     // Ops in ops_ that report a completion even when they succeed (not
     // SILENT_SUCCESS): while there are none, polling need not look at the

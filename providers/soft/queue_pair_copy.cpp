@@ -58,7 +58,7 @@ uint64_t NowMs();
 
 HRESULT QueuePair::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
                                     uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken) {
-    AddOpLocked(Op::Make(type, ctx, flags, false, ND_PENDING, NowMs()));
+    AddOpLocked(type, ctx, flags, false, ND_PENDING, NowMs());
     Backlog b;
     b.op_seq = first_seq_ + ops_.size() - 1;
     b.length = length;

@@ -29,19 +29,45 @@ public:
     bool empty() const { return size_ == 0; }
     T &front() { return slots_[head_]; }
     const T &front() const { return slots_[head_]; }
+    T &back() { return slots_[Index(size_ - 1)]; }
     T &operator[](size_t i) { return slots_[Index(i)]; }
     const T &operator[](size_t i) const { return slots_[Index(i)]; }
 
-    void push_back(const T &v) {
+    void push_back(const T &v) { emplace_back() = v; }
+    // A new last element, left as the slot last held it (the caller fills
+    // it in): no temporary is built and copied.
+    T &emplace_back() {
         if (size_ == slots_.size()) Grow();
-        slots_[Index(size_)] = v;
         ++size_;
+        return slots_[Index(size_ - 1)];
     }
     void pop_front() {
         head_ = Index(1);
         --size_;
     }
     void clear() { head_ = size_ = 0; }
+
+    // Oldest first; invalidated by push_back, emplace_back and pop_front.
+    template <class Q, class V>
+    class Iter {
+    public:
+        Iter(Q *q, size_t i) : q_(q), i_(i) {}
+        V &operator*() const { return (*q_)[i_]; }
+        V *operator->() const { return &(*q_)[i_]; }
+        Iter &operator++() {
+            ++i_;
+            return *this;
+        }
+        bool operator==(const Iter &o) const { return i_ == o.i_; }
+
+    private:
+        Q *q_;
+        size_t i_;
+    };
+    Iter<RingQueue, T> begin() { return {this, 0}; }
+    Iter<RingQueue, T> end() { return {this, size_}; }
+    Iter<const RingQueue, const T> begin() const { return {this, 0}; }
+    Iter<const RingQueue, const T> end() const { return {this, size_}; }
 
     // Calls f on every element, oldest first.
     template <class F>
