@@ -5,6 +5,7 @@
 // No timing assertions: machines are noisy.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <string>
@@ -62,6 +63,7 @@ void CheckRow(const Json &r) {
     const std::string &t = r["test"].string;
     if (t.size() > 4 && t.compare(t.size() - 4, 4, "_lat") == 0) {
         CheckLatency(r);
+        EXPECT_TRUE(r["clock"].string == "tsc" || r["clock"].string == "clock_gettime") << r["clock"].string;
     } else if (t.size() > 3 && t.compare(t.size() - 3, 3, "_bw") == 0) {
         ExpectPositive(r, "gbps");
         ExpectPositive(r, "mmsgps");
@@ -205,6 +207,20 @@ TEST(Ndperf, LoopInOneProcess) {
             EXPECT_EQ(r["iters"].number, 300);
         }
     }
+}
+
+// The time-stamp counter's rate is measured, not assumed: the measured time
+// of a run fits in the run's wall time, and is a good part of it.
+TEST(Ndperf, SampleClockAgreesWithTheWallClock) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto rows = Rows({"loop", "-S", "8", "-n", "3000000"});
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(rows.size(), 1u);
+    double measured = rows[0]["seconds"].number;
+    EXPECT_LE(measured, wall);
+    EXPECT_GE(measured, wall / 10) << "measured " << measured << " s of a " << wall << " s run";
+    // Half round trips of the samples add up to the measured time.
+    EXPECT_NEAR(rows[0]["median_us"].number * 2 * 3000000 / 1e6, measured, measured * 0.8);
 }
 
 TEST(Ndperf, TablesAndHelp) {

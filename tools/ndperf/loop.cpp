@@ -79,7 +79,7 @@ int RunLoop(const Options &o, std::vector<Result> *results) {
         // A sample is a batch of kBatch round trips: one costs a few hundred
         // ns, near the clock's own cost and resolution here.
         constexpr uint32_t kBatch = 16;
-        uint64_t start = 0, last = NowNs();
+        uint64_t start = 0, last = SampleTicks();
         const uint32_t total = iters + warmup;
         for (uint32_t i = 0; i < total; ++i) {
             PostRecv(a, ra, 0, size);
@@ -88,15 +88,16 @@ int RunLoop(const Options &o, std::vector<Result> *results) {
             if (i + 1 < total) PostRecv(b, rb, 0, size);
             PostSend(b, rb, 0, size, ND_OP_FLAG_SILENT_SUCCESS);
             a.NextOf(Nd2RequestTypeReceive, false);
-            if (i + 1 == warmup) start = last = NowNs();
+            if (i + 1 == warmup) start = last = SampleTicks();
             if (i >= warmup && ((i + 1 - warmup) % kBatch == 0 || i + 1 == total)) {
-                uint64_t now = NowNs();
+                uint64_t now = SampleTicks();
                 uint32_t n = (i + 1 - warmup) % kBatch ? (i + 1 - warmup) % kBatch : kBatch;
-                res.samples_us.push_back((now - last) / 2000.0 / n);  // half a round trip, as send_lat
+                res.samples_us.push_back(TicksToUs(now - last) / 2 / n);  // half a round trip, as send_lat
                 last = now;
             }
         }
-        res.seconds = (NowNs() - start) / 1e9;
+        res.seconds = TicksToUs(last - start) / 1e6;
+        res.clock = SampleClockName();
         res.messages = iters;
         res.bytes = uint64_t(iters) * size;
         results->push_back(std::move(res));

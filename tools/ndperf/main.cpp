@@ -99,6 +99,7 @@ int main(int argc, char **argv) {
         } else {
             if (needs_peer && o.local) child = StartLocalServer(&o);
             if (!connect_to.empty()) o.address = connect_to;
+            StartSampleClock();  // calibrated before anything is measured
             if (o.mode == Mode::Mr) rc = RunMr(o, &results);
             else if (o.mode == Mode::ConnectRate) rc = RunConnectRateClient(o, &results);
             else if (o.mode == Mode::Loop) rc = RunLoop(o, &results);

@@ -64,6 +64,7 @@ struct Result {
     uint64_t bytes = 0;
     uint64_t messages = 0;            // operations (messages, registrations, connections)
     bool truncated = false;           // stopped by the time guard
+    std::string clock;                // latency samples: "tsc" or "clock_gettime" (sample_clock.cpp)
     std::string transport;            // --transport, or "default"
     std::string data_path;            // the provider's own words (adapter notes)
 };
@@ -110,6 +111,12 @@ int RunLoop(const Options &o, std::vector<Result> *results);
 // Options parsing and help (options.cpp); throws std::runtime_error.
 Options ParseOptions(int argc, char **argv, std::string *connect_to);
 void Usage(FILE *f);
+// The clock of latency samples (sample_clock.cpp): ticks, cheap to read;
+// StartSampleClock calibrates it (20 ms) before anything is measured.
+void StartSampleClock();
+uint64_t SampleTicks();
+double TicksToUs(uint64_t ticks);
+const char *SampleClockName();
 // Output (report.cpp).
 void PrintTable(const Options &o, const std::vector<Result> &results);
 void PrintJson(const std::vector<Result> &results);

@@ -211,15 +211,16 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 // One clock read per iteration, as perftest takes its
                 // timestamps: iteration i runs from one read to the next, so
                 // a sample also holds the loop's own few instructions, and
-                // the clock (50 cycles here) is read once per round trip,
-                // not twice.
-                uint64_t start = 0, last = NowNs();
+                // the clock (the time-stamp counter where it can be trusted:
+                // sample_clock.cpp) is read once per round trip, not twice.
+                uint64_t start = 0, last = SampleTicks();
                 auto lap = [&](uint32_t i, double divide) {
-                    uint64_t now = NowNs();
+                    uint64_t now = SampleTicks();
                     if (i == warmup) start = last;
-                    if (i >= warmup) res.samples_us.push_back((now - last) / 1000.0 / divide);
+                    if (i >= warmup) res.samples_us.push_back(TicksToUs(now - last) / divide);
                     last = now;
                 };
+                res.clock = SampleClockName();
                 switch (t) {
                 case Test::SendLat:
                     for (uint32_t i = 0; i < total; ++i) {
@@ -250,7 +251,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                     break;
                 }
                 if (IsLatency(t)) {
-                    res.seconds = (NowNs() - start) / 1e9;
+                    res.seconds = TicksToUs(last - start) / 1e6;
                     res.messages = iters;
                     res.bytes = uint64_t(iters) * size;
                 }
