@@ -204,11 +204,14 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
         return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
                                 static_cast<uint32_t>(total), flags, 0, 0);
-    Op &op = AddOpLocked(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, NowMs());
+    Op &op = AddOpLocked(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, kNotStamped);
     bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
     if (backlog_.empty() && !fenced &&
         TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
-        NoteProgressLocked();
+        // NoteProgressLocked, for the one thing that changed: the backlog
+        // was and is empty; this Send is the oldest waiting if none was.
+        if (oldest_in_ring_ms_.load(std::memory_order_relaxed) == 0)
+            oldest_in_ring_ms_.store(kNotStamped, std::memory_order_relaxed);
         return ND_SUCCESS;
     }
     Backlog b;

@@ -146,7 +146,7 @@ private:
         bool done;
         HRESULT status;
         uint64_t pos;     // in_ring: its ring position
-        uint64_t posted_ms;
+        uint64_t posted_ms;  // a Send: kNotStamped until first seen waiting in the ring (ReapLocked)
         // A Read through the ring: its data arrives in ReadResponse messages.
         bool awaiting_data = false;
         uint32_t got = 0;
@@ -287,7 +287,13 @@ private:
     std::atomic<bool> backlogged_{false};
     std::deque<ResponseJob> responses_;  // requires tx_mu_
     std::atomic<bool> responding_{false};
-    std::atomic<uint64_t> oldest_in_ring_ms_{0};
+    // A Send is not stamped with the time when it is posted (reading the
+    // clock was 5 ns of a 90 ns message) but when a reap first finds it
+    // still waiting; the send timeout runs from there. Reaps come at least
+    // on every sampled poll and every armed progress pass, so a Send nobody
+    // receives still fails within a few seconds.
+    static constexpr uint64_t kNotStamped = 1;
+    std::atomic<uint64_t> oldest_in_ring_ms_{0};  // 0: nothing waiting in the ring
     std::atomic<uint32_t> idle_polls_{0};
     std::atomic<uint64_t> last_sample_ms_{0};  // NowMs() of the last sample (ProgressSend)
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()

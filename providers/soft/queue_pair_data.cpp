@@ -83,7 +83,9 @@ void QueuePair::ReapLocked() {
     if (SUCCEEDED(failed) && !conn_->peer_uses_srq && state() == State::Connected) {
         for (Op &op : ops_) {
             if (op.done || !op.in_ring) continue;
-            if (NowMs() - op.posted_ms > kSendTimeoutMs) {
+            if (op.posted_ms == kNotStamped) {
+                op.posted_ms = NowMs();  // first seen waiting: its time starts now (see Send)
+            } else if (NowMs() - op.posted_ms > kSendTimeoutMs) {
                 op.status = ND_IO_TIMEOUT;
                 op.done = true;
                 failed = ND_IO_TIMEOUT;
@@ -149,7 +151,11 @@ void QueuePair::ProgressSend(bool polling) {
         // the peer lag): reaping a few at a time here keeps a Send from
         // finding half the queue to reap at once (a p99 spike), at about one
         // read of the line per idepth/8 messages.
-        bool sample = (poll & 3) == 0 && ops_count_.load(std::memory_order_relaxed) >= std::max<size_t>(idepth_ / 8, 1);
+        // The progress thread's passes (wake-ups, armed polls every 200 ms)
+        // always sample: they are rare, and they alone stamp and time out
+        // the Sends of an application that waits instead of polling.
+        bool sample = !polling ||
+                      ((poll & 3) == 0 && ops_count_.load(std::memory_order_relaxed) >= std::max<size_t>(idepth_ / 8, 1));
         if (!sample && (poll & 63) == 0) {
             uint64_t now = NowMs();
             sample = now != last_sample_ms_.load(std::memory_order_relaxed);
@@ -159,7 +165,8 @@ void QueuePair::ProgressSend(bool polling) {
         if (!sample && (!reporting || (polling && (poll & 3) != 0))) return;
         if (producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
             uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
-            if (oldest == 0 || !sample || NowMs() - oldest <= kSendTimeoutMs) return;  // nothing new, nothing due
+            if (oldest == 0 || !sample) return;  // nothing new, nothing due
+            if (oldest != kNotStamped && NowMs() - oldest <= kSendTimeoutMs) return;  // (an unstamped one: the pass stamps it)
         }
     }
     // Not a try-lock that gives up: a wake-up for a Send the peer just
@@ -205,10 +212,10 @@ void QueuePair::ProgressSendPass() {
 void QueuePair::NoteProgressLocked() {
     if (!conn_) return;
     backlogged_.store(!backlog_.empty(), std::memory_order_relaxed);
-    uint64_t oldest = 0;
+    uint64_t oldest = 0;  // none
     for (const Op &op : ops_)
         if (op.in_ring && !op.done) {
-            oldest = op.posted_ms;
+            oldest = op.posted_ms;  // may be kNotStamped
             break;
         }
     oldest_in_ring_ms_.store(oldest, std::memory_order_relaxed);

@@ -224,6 +224,30 @@ TEST_P(QueuePair, SendWithoutPeerReceiveTimesOut) {
     EXPECT_TRUE(NextIs(p.rcq, ND_CANCELED, Nd2RequestTypeReceive)) << "the connection ends";
 }
 
+// The same with a silent Send and an application that waits (Notify on its
+// CQ, then GetOverlappedResult: no GetResults) instead of polling. An error
+// completes even a silent request, and nothing but the provider's own
+// progress can find this one: it must still come within a few seconds.
+TEST_P(QueuePair, SilentSendWithoutPeerReceiveTimesOutWhileWaiting) {
+    Pair p;
+    std::string err = p.Connect(node, addr);  // the peer posts no receive
+    ASSERT_TRUE(err.empty()) << err;
+    p.rcq.pump = false;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 64, ND_OP_FLAG_SILENT_SUCCESS));
+    uint64_t t0 = NowMs();
+    Ov ov;
+    HRESULT hr = p.rcq->Notify(ND_CQ_NOTIFY_ERRORS, &ov);
+    // A few seconds: ten, where checking only on one in 64 of the progress
+    // thread's 200 ms passes took 12.8 s.
+    ASSERT_ND(ND_SUCCESS, Finish(p.rcq.get(), &ov, hr, 10000)) << "no error was reported while the application waited";
+    EXPECT_LE(NowMs() - t0, 10000u) << "not within a few seconds";
+    ND2_RESULT r;
+    ASSERT_TRUE(p.rcq.NextWhere([](const ND2_RESULT &x) { return x.RequestType == Nd2RequestTypeSend; }, &r, 1000));
+    EXPECT_ND(ND_IO_TIMEOUT, r.Status);
+}
+
 // A Send to a peer that has a Receive posted completes (ND_SUCCESS) while
 // the peer's process makes no provider call at all, as with RDMA hardware:
 // delivery is the adapter's job, not the receiving application's
