@@ -129,6 +129,7 @@ void Region::Reset() {
         mr->Release();
         mr = nullptr;
     }
+    local_token_ = 0;
     bytes.reset();
     length = 0;
 }
@@ -258,6 +259,7 @@ void Endpoint::Register(Region &r, size_t size) {
                                   ND_MR_FLAG_ALLOW_REMOTE_WRITE,
                               &ov)),
           "Register");
+    r.local_token_ = r.mr->GetLocalToken();
 }
 
 void Endpoint::Disconnect() {
