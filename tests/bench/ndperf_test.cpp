@@ -191,6 +191,21 @@ TEST(Ndperf, ConnectionRate) {
     CheckRow(rows[0]);
 }
 
+// --cq-mod: only every Nth request asks for a completion; the counts still
+// come out right (a lost or extra completion hangs or ends the run early).
+TEST(Ndperf, CompletionModeration) {
+    auto rows = Rows({"--local", "-t", "send_bw,write_bw", "-S", "8,4K", "-n", "1000", "-W", "32", "--cq-mod", "8"});
+    std::multiset<std::tuple<std::string, double, double>> want;
+    for (const char *t : {"send_bw", "write_bw"})
+        for (double s : {8.0, 4096.0}) want.insert({t, s, 1.0});
+    EXPECT_EQ(Keys(rows), want);
+    for (const Json &r : rows) EXPECT_EQ(r["cq_mod"].number, 8);
+    // Not a multiple of the count: the last request asks for a completion too.
+    rows = Rows({"--local", "-t", "send_bw", "-S", "8", "-n", "1001", "-W", "16", "--cq-mod", "16"});
+    ASSERT_EQ(rows.size(), 1u);
+    CheckRow(rows[0]);
+}
+
 // loop: both endpoints in ndperf's own process, one thread; over shared
 // memory, over TCP, and over IPv6.
 TEST(Ndperf, LoopInOneProcess) {
@@ -235,7 +250,7 @@ TEST(Ndperf, TablesAndHelp) {
     run = RunNdperf({"--help"});
     ASSERT_EQ(run.status, 0);
     for (const char *opt : {"connect-rate", " mr ", " loop ", "--qps", "--threads", "--window", "--transport", "--provider",
-                            "--connections", "--inflight", "--blocking", "--json", "--progress", "--sweep", "--ipv6"})
+                            "--connections", "--inflight", "--blocking", "--cq-mod", "--json", "--progress", "--sweep", "--ipv6"})
         EXPECT_NE(run.out.find(opt), std::string::npos) << opt;
 }
 
@@ -247,6 +262,7 @@ TEST(Ndperf, BadUsageExitsTwo) {
     EXPECT_EQ(RunNdperf({"-t", "send_lat"}).status, 2);  // neither server, client nor --local
     EXPECT_EQ(RunNdperf({"loop", "-t", "write_lat"}).status, 2);
     EXPECT_EQ(RunNdperf({"loop", "--blocking"}).status, 2);
+    EXPECT_EQ(RunNdperf({"--local", "-t", "send_bw", "-W", "8", "--cq-mod", "16"}).status, 2);
 }
 
 }  // namespace

@@ -137,6 +137,7 @@ struct StreamPlan {
     size_t slot = 1, slots = 1;
     Region *local = nullptr;
     BufferAd peer{};
+    uint32_t cq_mod = 1;  // client: a completion for every cq_mod-th request
 };
 size_t StreamSlots(Test t, uint32_t size, uint32_t window, uint32_t working_set);
 // Client: warm-up, then `iters` operations per connection, `threads` threads.

@@ -71,6 +71,9 @@ void Usage(FILE *f) {
         "  -n, --iters N        measured iterations (per connection and thread; default: by size)\n"
         "  -w, --warmup N       warm-up iterations (default: iters/10)\n"
         "  -W, --window N       requests in flight per connection for bandwidth tests (default 32)\n"
+        "      --cq-mod N       bandwidth: only every Nth request (and the last) asks for a completion,\n"
+        "                       the others are SILENT_SUCCESS, as perftest's --cq-mod (default 1: all;\n"
+        "                       at most --window)\n"
         "      --working-set B  bandwidth: bytes of buffer each side cycles through, at least one\n"
         "                       message (default 1M, as the raw baselines reuse one buffer; e.g.\n"
         "                       64M measures memory rather than cache bandwidth)\n"
@@ -143,6 +146,7 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
         } else if (a == "-n" || a == "--iters") o.iters = ParseCount(value(), 1);
         else if (a == "-w" || a == "--warmup") o.warmup = ParseCount(value(), 0);
         else if (a == "-W" || a == "--window") o.window = ParseCount(value(), 1);
+        else if (a == "--cq-mod") o.cq_mod = ParseCount(value(), 1);
         else if (a == "--working-set") o.working_set = ParseSize(value());
         else if (a == "-q" || a == "--qps") o.qps = ParseCount(value(), 1);
         else if (a == "-T" || a == "--threads") {
@@ -161,6 +165,7 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
         } else throw std::runtime_error("unknown option: " + a);
     }
     if (o.threads.empty()) throw std::runtime_error("--threads needs a value");
+    if (o.cq_mod > o.window) throw std::runtime_error("--cq-mod: at most --window (no completion would come)");
     if (o.qps > 256) throw std::runtime_error("--qps: at most 256");
     if (o.mode == Mode::Loop) {
         for (Test t : o.tests)

@@ -30,6 +30,7 @@ struct Options {
     uint32_t iters = 0;  // 0: by size
     uint32_t warmup = 0;
     uint32_t window = 32;
+    uint32_t cq_mod = 1;  // bandwidth: a completion for every cq_mod-th request (perftest's --cq-mod)
     // Bandwidth: bytes of buffer each side cycles through (at least one
     // message). 1 MiB by default, like the raw baselines, perftest and
     // ucx_perftest, which reuse one buffer: larger sets measure the memory.
@@ -58,6 +59,7 @@ struct Result {
     uint32_t inflight = 0;  // connect: connections at once
     uint64_t working_set = 0;  // bandwidth: buffer bytes each side cycles through
     uint32_t window = 0;       // bandwidth: requests per sample (one window round)
+    uint32_t cq_mod = 1;       // bandwidth: requests per completion
     std::vector<double> samples_us;
     std::vector<double> samples2_us;  // mr: Deregister latencies
     double seconds = 0;               // elapsed for the measured operations (all threads)

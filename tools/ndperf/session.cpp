@@ -193,6 +193,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 Control c{kControlMagic, static_cast<uint32_t>(t), size, total, o.window, o.blocking ? 1u : 0u,
                           qps, threads, o.working_set};
                 exchange(c, BufferAd{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0}, &plan.peer);
+                plan.cq_mod = IsLatency(t) ? 1 : o.cq_mod;
                 const BufferAd &peer = plan.peer;
                 size_t slot = plan.slot;
 
@@ -206,6 +207,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 if (!IsLatency(t)) {
                     res.working_set = plan.slot * plan.slots;
                     res.window = plan.window;
+                    res.cq_mod = plan.cq_mod;
                 }
                 res.samples_us.reserve(IsLatency(t) ? iters : 0);
                 // One clock read per iteration, as perftest takes its

@@ -27,12 +27,17 @@ void Drive(const std::vector<Endpoint *> &mine, const StreamPlan &p, uint32_t co
     size_t n = mine.size();
     std::vector<uint32_t> posted(n), done(n);
     std::vector<uint64_t> round(n, NowNs());
+    // --cq-mod: every cq_mod-th request (and the last) asks for a
+    // completion, the others are silent; a completion stands for the
+    // requests up to it (a QP completes in order).
     auto post = [&](size_t i) {
         size_t off = (posted[i] % p.slots) * p.slot;
+        uint32_t seq = posted[i] + 1;
+        ULONG flags = p.cq_mod > 1 && seq % p.cq_mod != 0 && seq != count ? ND_OP_FLAG_SILENT_SUCCESS : 0;
         if (p.test == Test::SendBw)
-            PostSend(*mine[i], *p.local, off, p.size);
+            PostSend(*mine[i], *p.local, off, p.size, flags);
         else
-            PostRdma(*mine[i], p.test == Test::WriteBw, *p.local, off, p.size, p.peer, off);
+            PostRdma(*mine[i], p.test == Test::WriteBw, *p.local, off, p.size, p.peer, off, flags);
         ++posted[i];
     };
     for (size_t i = 0; i < n; ++i)
@@ -45,13 +50,14 @@ void Drive(const std::vector<Endpoint *> &mine, const StreamPlan &p, uint32_t co
             ND2_RESULT r;
             for (uint32_t k = 0; k < p.window && done[i] < count && mine[i]->Poll(&r); ++k) {
                 progress = true;
-                ++done[i];
-                if (samples && done[i] % p.window == 0) {
+                uint32_t before = done[i];
+                done[i] = std::min(count, done[i] + std::max(p.cq_mod, 1u));
+                if (samples && done[i] / p.window != before / p.window) {
                     uint64_t now = NowNs();
                     samples->push_back((now - round[i]) / 1000.0);
                     round[i] = now;
                 }
-                if (posted[i] < count) post(i);
+                while (posted[i] < count && posted[i] - done[i] < p.window) post(i);
                 if (done[i] == count) ++finished;
             }
         }
