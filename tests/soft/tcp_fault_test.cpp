@@ -1,8 +1,10 @@
 // Faults on the TCP path between two network namespaces (two "hosts"
-// joined by veth): the network cut under a connection, and a peer that stops
-// answering (SIGSTOP: its kernel still acknowledges). Outstanding requests
-// must complete (ND_CANCELED) within the TCP timeout, never hang. Needs root
-// for ip netns: skipped without it.
+// joined by veth): the network cut under a connection, a peer that stops
+// answering (SIGSTOP: its kernel still acknowledges), a connection the
+// peer's host resets, and a half-open one (the network goes while we have
+// nothing to send: only keepalive can tell). Outstanding requests must
+// complete (ND_CANCELED) within the TCP timeout, never hang, and
+// NotifyDisconnect fires. Needs root for ip netns: skipped without it.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -89,10 +91,11 @@ protected:
         for (;;) pause();
     }
     // The client: connects, one Send goes through, then (after `go` says
-    // the fault is in place) posts a Write and checks that it and a posted
-    // receive complete ND_CANCELED within bounds and NotifyDisconnect fires.
-    // Exit 0 on success, else a code saying which step failed.
-    static int Client(uint16_t port, int ready, int go) {
+    // the fault is in place) posts a Write (unless `idle`) and checks that
+    // it and a posted receive complete ND_CANCELED within bounds and
+    // NotifyDisconnect fires. Exit 0 on success, else a code saying which
+    // step failed.
+    static int Client(uint16_t port, int ready, int go, bool idle) {
         if (NdStartup() != S_OK) return 10;
         Endpoint ep;
         Buffer b(4096);
@@ -107,27 +110,27 @@ protected:
         char c = 1;
         if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1) return 16;
         uint64_t t0 = NowMs();
-        if (ep.qp->Write(nullptr, &s, 1, 0x1000, 0, 0) != ND_SUCCESS) return 17;
-        int done = 0;
-        for (int i = 0; i < 2; ++i) {
+        if (!idle && ep.qp->Write(nullptr, &s, 1, 0x1000, 0, 0) != ND_SUCCESS) return 17;
+        int done = 0, outstanding = idle ? 1 : 2;
+        for (int i = 0; i < outstanding; ++i) {
             ND2_RESULT res = ep.Next(kTimeoutMs * 4 + 5000);
             if (res.Status == ND_IO_TIMEOUT && res.RequestContext == nullptr && res.RequestType == Nd2RequestTypeReceive)
                 return 18;  // nothing came: a hang
             if (res.Status == ND_SUCCESS) return 19;  // a cut network cannot have taken it
             ++done;
         }
-        if (done != 2 || NowMs() - t0 > kTimeoutMs * 4 + 5000) return 20;
+        if (done != outstanding || NowMs() - t0 > kTimeoutMs * 4 + 5000) return 20;
         if (ep.Wait(ep.connector, &notify, ND_PENDING, 5000) != ND_SUCCESS) return 21;
         return 0;
     }
     // Runs the client against a server, applying `fault` when the client is ready.
-    int Scenario(const std::function<void(pid_t server)> &fault) {
+    int Scenario(const std::function<void(pid_t server)> &fault, bool idle = false) {
         int port_pipe[2], ready[2], go[2];
         if (pipe(port_pipe) || pipe(ready) || pipe(go)) return 200;
         pid_t server = Spawn(b_, [&] { return Server(port_pipe[1]); });
         uint16_t port = 0;
         if (read(port_pipe[0], &port, sizeof port) != sizeof port) return 201;
-        pid_t client = Spawn(a_, [&] { return Client(port, ready[1], go[0]); });
+        pid_t client = Spawn(a_, [&] { return Client(port, ready[1], go[0], idle); });
         char c;
         int result = 202;
         if (read(ready[0], &c, 1) == 1) {
@@ -147,6 +150,24 @@ protected:
 
 TEST_F(TcpFault, NetworkCutCompletesOutstandingRequestsWithinTheTimeout) {
     int r = Scenario([&](pid_t) { Sh("ip -n " + a_ + " link set ondft-va down"); });
+    EXPECT_EQ(r, 0) << "client step that failed (see Client)";
+}
+
+// The server's host resets the connection (ss -K destroys its socket, which
+// sends a RST): the client hears ECONNRESET.
+TEST_F(TcpFault, ConnectionResetByThePeerCompletesOutstandingRequests) {
+    if (!Sh("ss -h")) GTEST_SKIP() << "needs ss (iproute2)";
+    bool reset = false;
+    int r = Scenario([&](pid_t) { reset = Sh("ip netns exec " + b_ + " ss -K dst 10.78.0.1"); });
+    if (!reset) GTEST_SKIP() << "ss -K cannot destroy sockets here (kernel without INET_DIAG_DESTROY)";
+    EXPECT_EQ(r, 0) << "client step that failed (see Client)";
+}
+
+// Half-open: the network goes while the client has nothing to send, only a
+// receive posted; keepalive (probes after a third of the TCP timeout) must
+// find the connection dead.
+TEST_F(TcpFault, HalfOpenIdleConnectionEndsByKeepalive) {
+    int r = Scenario([&](pid_t) { Sh("ip -n " + a_ + " link set ondft-va down"); }, /*idle=*/true);
     EXPECT_EQ(r, 0) << "client step that failed (see Client)";
 }
 
