@@ -29,7 +29,7 @@ void Listener::AcceptTcpLocked() {
         TcpTune(fd);
         auto link = std::make_shared<TcpLink>(fd);
         link->connected = true;
-        link->responder = std::make_unique<iwarp::Responder>(iwarp::MpaConfig{});
+        link->responder = std::make_unique<iwarp::Responder>(BaseMpaConfig());
         AdmitLocked(fd, std::move(link));
     }
 }

@@ -132,8 +132,17 @@ HRESULT TcpConnectResult(int fd) {
     return ND_SUCCESS;
 }
 
-iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit) {
+iwarp::MpaConfig BaseMpaConfig() {
     iwarp::MpaConfig c;
+    // CRC is used when either side asks; siw and we ask for none by default.
+    // OPENND_SOFT_MPA_CRC=1: ask as initiator, insist as responder.
+    const char *crc = getenv("OPENND_SOFT_MPA_CRC");  // read per connection: tests switch it
+    c.crc = crc && std::strcmp(crc, "1") == 0;
+    return c;
+}
+
+iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit) {
+    iwarp::MpaConfig c = BaseMpaConfig();
     c.ird = static_cast<uint16_t>(std::min(inbound_limit, kMaxReadLimit));
     c.ord = static_cast<uint16_t>(std::min(outbound_limit, kMaxReadLimit));
     return c;

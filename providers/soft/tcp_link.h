@@ -69,6 +69,9 @@ void TcpTune(int fd);
 // The MPA parameters for an ND connection: IRD/ORD are ND's read limits.
 // (With an outbound limit of 0 there are no fence Reads: Sends and Writes
 // then complete when handed to TCP, as on iWARP hardware.)
+// The MPA settings every connection starts from (OPENND_SOFT_MPA_CRC), and
+// with a connector's read limits as IRD/ORD.
+iwarp::MpaConfig BaseMpaConfig();
 iwarp::MpaConfig MpaConfigFor(uint32_t inbound_limit, uint32_t outbound_limit);
 
 }  // namespace soft

@@ -190,6 +190,7 @@ private:
     bool rx_empty_ = false;  // the last read found nothing (see ReadSocketLocked)
     const uint32_t silence_limit_ms_;  // TcpTimeoutMs() when the stream began
     uint64_t hold_until_ms_ = 0;  // transmit nothing before this (the siw 6.1 window); 0: no timer
+    uint64_t failed_since_ms_ = 0;  // our side ended the stream then (a timer runs); 0: not ended
     void ReleaseHoldLocked();  // waiting for the peer, and not a byte from it since
     uint64_t next_id_ = 1;
     std::deque<InitiatorOp> ops_;

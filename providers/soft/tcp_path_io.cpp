@@ -129,10 +129,31 @@ void TcpPath::PumpStreamLocked() {
         CompleteLocked();
         if (!again) break;
     }
+    // Our side ended the stream (a malformed segment, a violation): the
+    // peer, told by our Terminate, normally closes at once and we read on
+    // until it does. One that goes on sending, or never closes, must not
+    // hold the connection (and an Accept waiting for its RTR) open: after
+    // the TCP timeout our side is shut down.
+    if (engine_.failed() && !eof_ && !closed_) {
+        const uint64_t now = NowMs();
+        if (failed_since_ms_ == 0) {
+            failed_since_ms_ = now;
+            env_.engine->AddTimer();  // passes keep coming to see the time out
+        } else if (now - failed_since_ms_ > silence_limit_ms_) {
+            OPENND_SOFT_LOG("the peer has not closed the stream %u ms after it ended: shutting it down",
+                            silence_limit_ms_);
+            shutdown(fd_, SHUT_RDWR);  // the watch sees it: the connector reports the disconnect
+            eof_ = true;
+        }
+    }
     if (eof_ && !closed_) {
         closed_ = true;
         engine_.Abort(false);  // the peer is gone: everything completes ND_CANCELED
         CompleteLocked();
+    }
+    if (closed_ && failed_since_ms_ != 0) {
+        failed_since_ms_ = 0;
+        env_.engine->RemoveTimer();
     }
 }
 

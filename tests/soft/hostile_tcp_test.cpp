@@ -1,0 +1,250 @@
+// What a remote host controls on the TCP path: every byte of the stream.
+// A client in this process dials the listener's real TCP port and speaks
+// MPA by hand (iwarp::Initiator), then sends what no iWARP peer would: that
+// one connection ends, the process lives on, and the same listener still
+// serves a real client. Also the CRC negotiation with the real provider,
+// from both ends: a peer that asks for CRC gets it, and the provider asks
+// for it when told to (OPENND_SOFT_MPA_CRC=1).
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <future>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "iwarp/handshake.h"
+#include "support/nd_session.h"
+
+namespace {
+using nd_session::Buffer;
+using nd_session::Endpoint;
+using nd_session::NowMs;
+namespace kit = opennd::kit;
+
+kit::IpAddress Loopback(uint16_t port = 0) {
+    kit::IpAddress a;
+    kit::ParseAddress("127.0.0.1", &a);
+    kit::SetPort(a.sa(), port);
+    return a;
+}
+
+// A plain TCP socket, closed on scope exit.
+struct Socket {
+    int fd = -1;
+    ~Socket() {
+        if (fd >= 0) close(fd);
+    }
+    bool Dial(uint16_t port) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        kit::IpAddress to = Loopback(port);
+        return fd >= 0 && connect(fd, to.sa(), to.length()) == 0;
+    }
+    bool SendAll(const std::vector<uint8_t> &bytes) {
+        return send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+    }
+    // Some bytes, waiting up to `ms`; empty on timeout; *eof at the end.
+    std::vector<uint8_t> Read(uint64_t ms, bool *eof) {
+        *eof = false;
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, static_cast<int>(ms)) <= 0) return {};
+        uint8_t buf[4096];
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            *eof = true;
+            return {};
+        }
+        return std::vector<uint8_t>(buf, buf + n);
+    }
+    // True if the other end closes (or resets) within `ms`; what it sends
+    // before (a Terminate) is read and dropped.
+    bool ClosedWithin(uint64_t ms) {
+        const uint64_t until = NowMs() + ms;
+        for (bool eof = false; NowMs() < until;) {
+            Read(100, &eof);
+            if (eof) return true;
+        }
+        return false;
+    }
+};
+
+std::vector<uint8_t> Junk(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> out(n);
+    for (auto &b : out) b = static_cast<uint8_t>(rng());
+    return out;
+}
+
+class HostileTcpClient : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(NdStartup(), S_OK);
+        ASSERT_TRUE(server_->Open(Loopback()) && server_->Listen(Loopback(), &port_)) << server_->error;
+    }
+    void TearDown() override {
+        unsetenv("OPENND_SOFT_TRANSPORT");
+        unsetenv("OPENND_SOFT_MPA_CRC");
+        unsetenv("OPENND_SOFT_TCP_TIMEOUT_MS");
+        server_.reset();  // before NdCleanup
+        NdCleanup();
+    }
+    // MPA by hand up to Connected (the provider's reply read); false if not.
+    bool Handshake(Socket &s, const iwarp::MpaConfig &config, iwarp::Negotiated *out = nullptr) {
+        iwarp::Initiator init(config, {});
+        if (!s.Dial(port_) || !s.SendAll(init.request())) return false;
+        const uint64_t until = NowMs() + 10000;
+        while (init.status() == iwarp::HandshakeStatus::NeedMore && NowMs() < until) {
+            bool eof = false;
+            std::vector<uint8_t> in = s.Read(100, &eof);
+            if (eof) return false;
+            size_t used = 0;
+            if (!in.empty()) init.Feed(in, &used);
+        }
+        if (out) *out = init.negotiated();
+        return init.status() == iwarp::HandshakeStatus::Connected;
+    }
+    // A real client over TCP: connects to the same listener and exchanges a
+    // Send each way, data checked.
+    void RealClientStillServed() {
+        setenv("OPENND_SOFT_TRANSPORT", "tcp", 1);
+        Endpoint accepted, client;
+        ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
+        ASSERT_TRUE(client.Open(Loopback())) << client.error;
+        Buffer sb(4096), cb(4096);
+        ASSERT_TRUE(sb.Register(accepted) && cb.Register(client));
+        ND2_SGE r = sb.Sge(0, 64);
+        ASSERT_EQ(accepted.qp->Receive(nullptr, &r, 1), ND_SUCCESS);
+        auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
+        ASSERT_TRUE(client.Connect(Loopback(port_))) << client.error;
+        ASSERT_TRUE(accepting.get()) << accepted.error;
+        std::memcpy(cb.bytes.data(), "still here", 11);
+        ND2_SGE s = cb.Sge(0, 11);
+        ASSERT_EQ(client.qp->Send(nullptr, &s, 1, 0), ND_SUCCESS);
+        EXPECT_EQ(client.Next().Status, ND_SUCCESS);
+        ND2_RESULT got = accepted.Next();
+        EXPECT_EQ(got.Status, ND_SUCCESS);
+        EXPECT_EQ(got.BytesTransferred, 11u);
+        EXPECT_STREQ(sb.bytes.data(), "still here");
+    }
+
+    std::unique_ptr<Endpoint> server_ = std::make_unique<Endpoint>();
+    uint16_t port_ = 0;
+};
+
+TEST_F(HostileTcpClient, GarbageInsteadOfAnMpaRequestEndsOnlyThatConnection) {
+    Socket s;
+    ASSERT_TRUE(s.Dial(port_));
+    std::string http = "GET / HTTP/1.1\r\nHost: opennd\r\n\r\n";
+    std::vector<uint8_t> bytes(http.begin(), http.end());
+    std::vector<uint8_t> junk = Junk(3000, 1);
+    bytes.insert(bytes.end(), junk.begin(), junk.end());
+    ASSERT_TRUE(s.SendAll(bytes));
+    EXPECT_TRUE(s.ClosedWithin(5000)) << "the listener kept a connection that sent no MPA request";
+    RealClientStillServed();
+}
+
+// The handshake completes, then the first FPDU (the RTR the provider waits
+// for) is junk: the provider's side of the connection ends, and since this
+// peer never closes, the provider shuts the stream after the TCP timeout
+// (set short here); the Accept under way fails or, if it completed, the
+// accepted QP's receive is flushed.
+TEST_F(HostileTcpClient, GarbageAfterTheHandshakeEndsOnlyThatConnection) {
+    setenv("OPENND_SOFT_TCP_TIMEOUT_MS", "1000", 1);
+    Endpoint accepted;
+    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
+    Buffer b(4096);
+    ASSERT_TRUE(b.Register(accepted));
+    ND2_SGE r = b.Sge(0, 64);
+    ASSERT_EQ(accepted.qp->Receive(nullptr, &r, 1), ND_SUCCESS);
+    auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
+    {
+        Socket s;
+        ASSERT_TRUE(Handshake(s, iwarp::MpaConfig{})) << "the provider did not complete the handshake";
+        // An FPDU of 32 bytes by its length field (a complete one, so the
+        // provider does not wait for more), its DDP and RDMAP fields junk.
+        std::vector<uint8_t> junk = Junk(5000, 2);
+        junk[0] = 0;
+        junk[1] = 32;
+        ASSERT_TRUE(s.SendAll(junk));
+        EXPECT_TRUE(s.ClosedWithin(10000)) << "a stream of junk FPDUs did not end the connection";
+    }
+    if (accepting.get()) {
+        ND2_RESULT got = accepted.Next();
+        EXPECT_NE(got.Status, ND_SUCCESS) << "a receive completed from a stream of junk";
+        EXPECT_NE(got.Status, ND_IO_TIMEOUT) << "the accepted QP's receive was never flushed";
+    }
+    RealClientStillServed();
+}
+
+// RFC 5044: CRC is used when either side asks. The provider asks for none
+// by default (as siw) and answers a peer that asks with CRC on.
+TEST_F(HostileTcpClient, APeerThatAsksForCrcGetsIt) {
+    iwarp::MpaConfig asks;
+    asks.crc = true;
+    Endpoint accepted;
+    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
+    auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
+    Socket s;
+    iwarp::Negotiated n;
+    ASSERT_TRUE(Handshake(s, asks, &n));
+    EXPECT_TRUE(n.crc) << "the provider's reply turned CRC off";
+    s.fd = (close(s.fd), -1);  // no RTR: the Accept fails
+    accepting.get();
+
+    Endpoint second;
+    ASSERT_TRUE(second.OpenOn(*server_)) << second.error;
+    auto again = std::async(std::launch::async, [&] { return second.Accept(); });
+    Socket plain;
+    ASSERT_TRUE(Handshake(plain, iwarp::MpaConfig{}, &n));
+    EXPECT_FALSE(n.crc) << "CRC on although nobody asked";
+    plain.fd = (close(plain.fd), -1);
+    again.get();
+}
+
+// The other end: a listener of our own that reads the provider's MPA
+// request; with OPENND_SOFT_MPA_CRC=1 the request asks for CRC.
+TEST_F(HostileTcpClient, TheProviderAsksForCrcWhenTold) {
+    setenv("OPENND_SOFT_TRANSPORT", "tcp", 1);  // MPA, not the same-host protocol
+    for (bool told : {false, true}) {
+        SCOPED_TRACE(told ? "OPENND_SOFT_MPA_CRC=1" : "default");
+        if (told) setenv("OPENND_SOFT_MPA_CRC", "1", 1);
+        int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        kit::IpAddress any = Loopback();
+        ASSERT_EQ(bind(lfd, any.sa(), any.length()), 0);
+        ASSERT_EQ(listen(lfd, 1), 0);
+        kit::IpAddress bound;
+        socklen_t len = sizeof bound.storage;
+        getsockname(lfd, bound.sa(), &len);
+        Endpoint client;
+        ASSERT_TRUE(client.Open(Loopback())) << client.error;
+        auto connecting = std::async(std::launch::async, [&] { return client.Connect(bound); });
+        pollfd p{lfd, POLLIN, 0};
+        ASSERT_EQ(poll(&p, 1, 10000), 1) << "the provider never dialled";
+        Socket s;
+        s.fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+        close(lfd);
+        iwarp::Responder responder{iwarp::MpaConfig{}};
+        const uint64_t until = NowMs() + 10000;
+        while (responder.status() == iwarp::HandshakeStatus::NeedMore && NowMs() < until) {
+            bool eof = false;
+            std::vector<uint8_t> in = s.Read(100, &eof);
+            if (eof) break;
+            size_t used = 0;
+            if (!in.empty()) responder.Feed(in, &used);
+        }
+        ASSERT_EQ(responder.status(), iwarp::HandshakeStatus::RequestReceived);
+        EXPECT_EQ(responder.request().crc, told);
+        close(s.fd);  // no reply: the Connect fails, bounded
+        s.fd = -1;
+        EXPECT_FALSE(connecting.get());
+    }
+}
+
+}  // namespace
