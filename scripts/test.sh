@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every OpenND test: the normal build, the same suite under
-# ASan+UBSan, the concurrency tests under TSan, and the install/packaging
-# checks. Exit 0 only if all pass. This is what CI runs (.ci/run).
+# ASan+UBSan, the concurrency tests under TSan, the install/packaging
+# checks, a short fuzzing run and the interop run with Linux siw in a VM.
+# Exit 0 only if all pass. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -38,6 +39,25 @@ step "concurrency tests under TSan"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
   -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Hostile|Ndk|Smbd)|CrossMemoryAttach|_Tcp|ListenerLimits'
+
+# The iWARP decoders and engine fed hostile bytes (fuzz/README.md): a short
+# libFuzzer run from the checked-in corpus, ASan+UBSan and the harness's
+# oracles on. A finding fails the stage and is left in build-fuzz/.
+fuzz_seconds=${OPENND_FUZZ_SECONDS:-60}
+step "fuzz the iWARP decoders and engine (libFuzzer, ${fuzz_seconds} s)"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPENND_BUILD_FUZZ=ON \
+  -DOPENND_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" --target iwarp_fuzzer
+fuzz_work=$(mktemp -d)
+rc=0
+build-fuzz/bin/iwarp_fuzzer -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$root/build-fuzz/" "$fuzz_work" fuzz/corpus 2>&1 | tail -n 25 || rc=$?
+rm -rf "$fuzz_work"
+if [ $rc != 0 ]; then
+  echo "fuzzing found a failure: the input is in build-fuzz/ (crash-*, leak-*, timeout-*); replay it with"
+  echo "build-fuzz/bin/iwarp_fuzzer <file>"
+  exit 1
+fi
 
 # Interoperability with Linux soft-iWARP (siw) in a VM (tests/interop,
 # docs/interop.md): needs root, /dev/net/tun and the rdma-vm tool next to the
