@@ -210,5 +210,37 @@ TEST_P(Disconnect, PeerKilledMidTransfer) {
     EXPECT_TRUE(p.rcq.Quiet(&extra)) << "a request was still outstanding: " << Describe(extra);
 }
 
+// A peer that dies leaves nothing behind in the survivor: after the
+// connection is released, this process has no more descriptors and no more
+// shared-memory mappings than before it (a channel, the peer's region table
+// or a wake descriptor kept for a dead peer would show here). One round
+// first, so that what is made once per adapter is there already.
+TEST_P(Disconnect, PeerDeathLeavesNoDescriptorsOrMappings) {
+    auto round = [&](bool measured) {
+        Pair p;
+        std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 4).Set("recvsize", 4096));
+        ASSERT_TRUE(err.empty()) << err;
+        Mem m(4096);
+        ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+        ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, 4096));
+        ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 64));
+        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend)) << "round " << measured;
+        Ov notify;
+        ASSERT_ND(ND_PENDING, p.conn.connector->NotifyDisconnect(&notify));
+        p.peer.Kill();
+        EXPECT_ND_IN(Any(ND_SUCCESS, kConnectionDisconnected), Finish(p.conn.connector.get(), &notify, ND_PENDING));
+        EXPECT_TRUE(NextIs(p.rcq, ND_CANCELED, Nd2RequestTypeReceive));
+    };
+    round(false);
+    SleepMs(QuietMs());
+    const size_t fds = OpenFdCount(), maps = SharedMappingCount();
+    for (int i = 0; i < 3; ++i) round(true);
+    // The provider may finish letting go on its own thread: a moment for it.
+    Deadline d(WaitMs());
+    while ((OpenFdCount() > fds || SharedMappingCount() > maps) && !d.Expired()) SleepMs(10);
+    EXPECT_LE(OpenFdCount(), fds) << "descriptors left behind by dead peers";
+    EXPECT_LE(SharedMappingCount(), maps) << "shared mappings left behind by dead peers";
+}
+
 }  // namespace
 }  // namespace ndc

@@ -66,6 +66,46 @@ TEST_P(Connection, BacklogZeroHoldsManyRequestsR147) {
     for (int i = 0; i < kN; ++i) EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), ovs[i].get(), ND_PENDING));
 }
 
+// R147/R118: Listen(backlog) holds at least `backlog` requests until
+// GetConnectionRequest takes them; one past it is refused with
+// ND_CONNECTION_REFUSED (retryable), unless the provider clamped the
+// backlog upwards (R147 MAY), and then it is held as well.
+TEST_P(Connection, BacklogHoldsThatManyRequestsR147R118) {
+    constexpr int kBacklog = 2, kN = 5;
+    Listener l;
+    ASSERT_EQ(l.Start(node, WithPort(addr, 0), kBacklog), "");
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kN)));
+    SleepMs(300);  // every request reaches the listener before anyone asks
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<std::unique_ptr<Ov>> ovs;
+    for (int i = 0; i < kN; ++i) {
+        auto c = std::make_unique<Conn>();
+        ASSERT_ND(ND_SUCCESS, c->Create(node, cq, cq));
+        // The backlog's requests are there already; past it, a short look.
+        HRESULT hr = l.Get(*c, i < kBacklog ? 0 : 500);
+        if (i < kBacklog) {
+            ASSERT_ND(ND_SUCCESS, hr) << "request " << i << " of a backlog of " << kBacklog;
+        }
+        if (hr != ND_SUCCESS) break;
+        ovs.push_back(std::make_unique<Ov>());
+        hr = c->connector->Accept(c->qp.get(), 8, 8, nullptr, 0, ovs.back().get());
+        ASSERT_TRUE(hr == ND_PENDING || hr == ND_SUCCESS) << StatusName(hr);
+        conns.push_back(std::move(c));
+    }
+    const uint64_t held = conns.size();
+    PEER_OK(r, peer.Wait(WaitMs() * 2));
+    EXPECT_EQ(r.U64("ok"), held) << "every held request connects";
+    if (held < kN) {
+        EXPECT_ND(ND_CONNECTION_REFUSED, ST(r, "status")) << "the requests past the backlog";
+    }
+    for (size_t i = 0; i < conns.size(); ++i)
+        EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), ovs[i].get(), ND_PENDING));
+}
+
 // R149: several GetConnectionRequests outstanding; each incoming request
 // completes exactly one.
 TEST_P(Connection, EachRequestCompletesOneGetConnectionRequestR149) {

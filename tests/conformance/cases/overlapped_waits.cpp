@@ -227,15 +227,6 @@ TEST_F(Overlapped, CompletionPortWorkerPool) {
     CloseHandle(port);
 }
 
-size_t OpenFdCount() {
-    size_t n = 0;
-    if (DIR *d = opendir("/proc/self/fd")) {
-        while (readdir(d)) ++n;
-        closedir(d);
-    }
-    return n;
-}
-
 // R025: closing the overlapped file while objects use it leaks nothing,
 // crashes nothing and does not disturb other users of the adapter.
 TEST_F(Overlapped, ClosingTheFileEarlyIsHarmlessR025) {

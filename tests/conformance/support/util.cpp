@@ -1,3 +1,6 @@
+#include <dirent.h>
+
+#include <fstream>
 #include "support/util.h"
 
 #include <unistd.h>
@@ -26,6 +29,23 @@ void Backoff::Pause() {
 }
 
 void SleepMs(uint64_t ms) { usleep(static_cast<useconds_t>(ms * 1000)); }
+
+size_t OpenFdCount() {
+    size_t n = 0;
+    if (DIR *d = opendir("/proc/self/fd")) {
+        while (readdir(d)) ++n;
+        closedir(d);
+    }
+    return n;
+}
+
+size_t SharedMappingCount() {
+    std::ifstream maps("/proc/self/maps");
+    size_t n = 0;
+    for (std::string line; std::getline(maps, line);)
+        n += line.find("/memfd:") != std::string::npos || line.find("/dev/shm/") != std::string::npos;
+    return n;
+}
 
 std::string StatusName(HRESULT hr) {
     char buf[48];

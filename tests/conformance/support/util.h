@@ -55,6 +55,10 @@ private:
 };
 
 void SleepMs(uint64_t ms);
+// This process's open file descriptors, and its mappings of shared memory
+// files (memfd, /dev/shm): what a provider could leak per connection.
+size_t OpenFdCount();
+size_t SharedMappingCount();
 
 // -------------------------------------------------------------- statuses
 
