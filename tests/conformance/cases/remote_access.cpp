@@ -203,6 +203,87 @@ TEST_P(RemoteAccess, RegionTokenUnaffectedByWindow) {
     EXPECT_EQ(CheckPattern(t.m.data(), 4096, 9), "");
 }
 
+// The local end of a Read: its sink must be registered for RDMA Read sink
+// or local write (ND2-SPEC, Read `sge`). RDMA_READ_SINK alone is enough.
+TEST_P(RemoteAccess, ReadIntoASinkRegisteredOnlyAsReadSink) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem sink(4096);
+    ASSERT_ND(ND_SUCCESS, sink.Register(node.adapter.get(), node.file, ND_MR_FLAG_RDMA_READ_SINK));
+    ND2_SGE sge = sink.Sge(0, 4096);
+    ASSERT_ND(ND_SUCCESS, t.p.conn.qp->Read(&sink, &sge, 1, t.t.addr, t.t.token, 0));
+    ND2_RESULT r;
+    ASSERT_TRUE(t.p.rcq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &sink; }, &r));
+    EXPECT_ND(ND_SUCCESS, r.Status);
+    EXPECT_EQ(CheckPattern(sink.data(), 4096, 9), "");
+}
+
+// With neither (a region only the peer may read), the Read fails with
+// ND_ACCESS_VIOLATION, at post time or in its completion, and not a byte
+// lands in the sink.
+TEST_P(RemoteAccess, ReadIntoASinkWithoutReadSinkOrLocalWriteFails) {
+    Target t;
+    std::string err = t.Setup(node, addr, kAllRights);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem sink(4096);
+    FillPattern(sink.data(), 4096, 3);
+    ASSERT_ND(ND_SUCCESS, sink.Register(node.adapter.get(), node.file, ND_MR_FLAG_ALLOW_REMOTE_READ));
+    ND2_SGE sge = sink.Sge(0, 4096);
+    HRESULT hr = t.p.conn.qp->Read(&sink, &sge, 1, t.t.addr, t.t.token, 0);
+    if (hr == ND_SUCCESS) {
+        ND2_RESULT r;
+        ASSERT_TRUE(t.p.rcq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &sink; }, &r));
+        EXPECT_ND(ND_ACCESS_VIOLATION, r.Status);
+        t.ExpectConnectionEndedAndTargetIntact();
+    } else {
+        EXPECT_ND(ND_ACCESS_VIOLATION, hr) << "refused at once";
+    }
+    EXPECT_EQ(CheckPattern(sink.data(), 4096, 3), "") << "bytes landed in a sink without the right to take them";
+}
+
+// A window is bound through one QP (R078), and its token is good on that
+// connection only (derived: a type-2 window's key names its QP, as iWARP's
+// STag does). The peer binds one on its connection 0; used through our
+// connection to its connection 1 it is an access violation, through
+// connection 0 it works.
+TEST_P(RemoteAccess, WindowThroughAnotherConnectionOfTheSamePeerR078) {
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    PEER_OK(l, peer.Call(Msg("listen")));
+    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
+    Conn c[2];
+    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
+    for (Conn &x : c) {
+        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
+    }
+    PEER_OK(s, peer.Wait());
+    Remote t = PeerRegister(peer, "t", 65536, kAllRights, 9);
+    ASSERT_NE(t.addr, 0u);
+    PEER_OK(w, peer.Call(Msg("mw").Set("name", "w").Set("mem", "t").Set("off", 4096).Set("len", 8192)
+                             .Set("flags", ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE).Set("c", 0)));
+    ASSERT_ND(ND_SUCCESS, ST(w, "status"));
+    const UINT32 token = static_cast<UINT32>(w.U64("token"));
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    FillPattern(m.data(), 4096, 21);
+    auto write = [&](Conn &via) {
+        ND2_SGE sge = m.Sge(0, 4096);
+        HRESULT hr = via.qp->Write(&m, &sge, 1, t.addr + 4096, token, 0);
+        if (FAILED(hr)) return hr;
+        ND2_RESULT r;
+        if (!cq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &m; }, &r)) return kHang;
+        return r.Status;
+    };
+    EXPECT_ND(ND_ACCESS_VIOLATION, write(c[1])) << "a window used through a connection it is not bound to";
+    Msg k = peer.Call(Msg("check").Set("name", "t").Set("seed", 9));
+    EXPECT_TRUE(k.ok()) << "the target's memory changed: " << k.error();
+    EXPECT_ND(ND_SUCCESS, write(c[0])) << "through its own connection";
+}
+
 // A local SGE naming memory that is not registered (bad local token): the
 // request fails in its completion with ND_ACCESS_VIOLATION.
 TEST_P(RemoteAccess, LocalSgeWithBadToken) {
