@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,10 +55,20 @@ std::string DataPathNotes() {
         if (fscanf(f, "%d", &scope) != 1) scope = -1;
         fclose(f);
     }
+    // Can this process use cross-memory attach at all? A seccomp filter
+    // (containers) or a kernel without it refuses even our own pid.
+    uint64_t word = 1, copy = 0;
+    iovec local{&copy, sizeof copy}, remote{&word, sizeof word};
+    errno = 0;
+    const bool cma_works = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof word && copy == 1;
+    const int cma_errno = errno;
     if (tcp_forced)
         notes += "\nlarge transfers and RDMA Read/Write: in FPDUs on the stream, placed by the target's provider";
     else if (off && off[0] == '0')
         notes += "\nlarge transfers: copied through the rings (OPENND_SOFT_CMA=0)";
+    else if (!cma_works)
+        notes += std::string("\nlarge transfers: copied through the rings (cross-memory attach is not available "
+                             "here: process_vm_readv: ") + std::strerror(cma_errno) + ")";
     else if (scope <= 0)
         notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach (process_vm_readv/writev), one copy";
     else

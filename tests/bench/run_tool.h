@@ -26,9 +26,10 @@ struct Outcome {
     std::string out, err;
 };
 
-// `env`: "NAME=value" entries added to the child's environment.
+// `env`: "NAME=value" entries added to the child's environment;
+// `before_exec`, if set, runs in the child just before exec.
 inline Outcome RunTool(const std::string &name, const std::vector<std::string> &args, int seconds = 60,
-                       const std::vector<std::string> &env = {}) {
+                       const std::vector<std::string> &env = {}, void (*before_exec)() = nullptr) {
     Outcome r;
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return r;
@@ -41,6 +42,7 @@ inline Outcome RunTool(const std::string &name, const std::vector<std::string> &
         dup2(out[1], 1);
         dup2(err[1], 2);
         for (const auto &e : env) putenv(const_cast<char *>(e.c_str()));
+        if (before_exec) before_exec();
         execv(bin.c_str(), argv.data());
         _exit(127);
     }
