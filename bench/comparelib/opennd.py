@@ -22,6 +22,7 @@ DATA_PATHS = [("shm", None), ("copy", "copy"), ("tcp", "tcp")]
 LATENCY_TESTS = "send_lat,write_lat,read_lat"
 BANDWIDTH_TESTS = "send_bw,write_bw,read_bw"
 MULTI_QPS, MULTI_THREADS = 4, 2
+SPIN_US = 20  # the blocking row with spin-then-block
 
 
 def _ndperf(s, exe, args, what, kind, size):
@@ -49,6 +50,8 @@ def _suffix(path, r):
     parts = [path]
     if r.get("mode") == "blocking":
         parts.append("blocking")
+        if r.get("spin_us", -1) > 0:
+            parts.append(f"spin {r['spin_us']} µs")
     if r.get("qps", 1) > 1:
         parts.append(f"{r['qps']} QPs")
     if r.get("threads", 1) > 1:
@@ -137,6 +140,10 @@ def ndperf_runner(s):
     # The default path only: blocking mode, several QPs, message rate, registration, connections.
     take(["--local", "-b", "-t", "send_lat", "-S", lat, "-n", str(max(200, s.lat_iters // 4))], "blocking",
          "latency", s.lat_sizes[0])
+    # The notify path's other design: the progress thread spins a while
+    # before it sleeps (OPENND_SOFT_SPIN_US; off by default).
+    take(["--local", "-b", "-t", "send_lat", "-S", lat, "-n", str(max(200, s.lat_iters // 4)), "--spin-us",
+          str(SPIN_US)], "blocking, spin", "latency", s.lat_sizes[0])
     for size in s.bw_sizes:
         take(["--local", "-t", "write_bw,send_bw", "-S", str(size), "-q", str(MULTI_QPS), "-T", str(MULTI_THREADS),
               "-n", str(max(20, s.bw_iters(size) // MULTI_QPS))], "several QPs", "bandwidth", size)

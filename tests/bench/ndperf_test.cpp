@@ -137,6 +137,11 @@ TEST(Ndperf, BlockingCompletions) {
         CheckRow(r);
         EXPECT_EQ(r["mode"].string, "blocking");
     }
+    // Spin, then block: the provider's progress thread polls a while first.
+    rows = Rows({"--local", "-b", "-t", "send_lat", "-S", "8", "-n", "100", "--spin-us", "20"});
+    ASSERT_EQ(rows.size(), 1u);
+    CheckRow(rows[0]);
+    EXPECT_EQ(rows[0]["spin_us"].number, 20);
 }
 
 TEST(Ndperf, CopyDataPathAndIpv6) {
@@ -250,7 +255,7 @@ TEST(Ndperf, TablesAndHelp) {
     run = RunNdperf({"--help"});
     ASSERT_EQ(run.status, 0);
     for (const char *opt : {"connect-rate", " mr ", " loop ", "--qps", "--threads", "--window", "--transport", "--provider",
-                            "--connections", "--inflight", "--blocking", "--cq-mod", "--json", "--progress", "--sweep", "--ipv6"})
+                            "--connections", "--inflight", "--blocking", "--cq-mod", "--spin-us", "--json", "--progress", "--sweep", "--ipv6"})
         EXPECT_NE(run.out.find(opt), std::string::npos) << opt;
 }
 

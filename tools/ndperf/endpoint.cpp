@@ -59,6 +59,7 @@ HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr) {
 
 void Label(const Options &o, const Adapter &a, Result *r) {
     r->transport = o.transport.empty() ? "default" : o.transport;
+    r->spin_us = o.spin_us;
     r->data_path = a.DataPath();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "perf.h"
 
@@ -86,6 +87,7 @@ int main(int argc, char **argv) {
     }
     if (o.progress < 0) o.progress = isatty(2) && !o.server ? 1 : 0;
     SelectTransport(o.transport);
+    if (o.spin_us >= 0) setenv("OPENND_SOFT_SPIN_US", std::to_string(o.spin_us).c_str(), 1);
     if (FAILED(NdStartup())) {
         std::fprintf(stderr, "ndperf: NdStartup failed\n");
         return 1;

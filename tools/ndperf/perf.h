@@ -24,6 +24,7 @@ struct Options {
     uint16_t port = 0;
     std::string provider;   // catalog name; empty: the one NdOpenAdapter picks for the address
     std::string transport;  // ndsoft data path: shm, copy or tcp (empty: the provider's default)
+    int spin_us = -1;       // ndsoft: OPENND_SOFT_SPIN_US for this process and the --local server (-1: as set)
     std::vector<Test> tests{Test::SendLat};
     std::vector<uint32_t> sizes{8};
     bool sizes_given = false;
@@ -68,6 +69,7 @@ struct Result {
     bool truncated = false;           // stopped by the time guard
     std::string clock;                // latency samples: "tsc" or "clock_gettime" (sample_clock.cpp)
     std::string transport;            // --transport, or "default"
+    int spin_us = -1;                 // --spin-us, -1 if not given
     std::string data_path;            // the provider's own words (adapter notes)
 };
 

@@ -164,6 +164,7 @@ void PrintJson(const std::vector<Result> &results) {
         }
         if (r.working_set) std::printf("\"working_set\":%llu,", static_cast<unsigned long long>(r.working_set));
         if (!r.clock.empty()) std::printf("\"clock\":\"%s\",", r.clock.c_str());
+        if (r.spin_us >= 0) std::printf("\"spin_us\":%d,", r.spin_us);
         std::printf("\"transport\":\"%s\",\"data_path\":\"%s\",", JsonEscape(r.transport).c_str(),
                     JsonEscape(r.data_path).c_str());
         std::printf("\"spread\":%.4f,\"gbps\":%.6g,\"mmsgps\":%.6g,\"rate_per_s\":%.6g,\"seconds\":%.6g,"
