@@ -8,6 +8,9 @@
 
 #include <cstdio>
 #include <string>
+#include <algorithm>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "mr_table.h"
@@ -106,6 +109,44 @@ TEST(MrTable, AReusedSlotNeverGetsItsStaleToken) {
         EXPECT_TRUE(table.Lookup(again, &v));
         tokens[round] = again;
     }
+}
+
+// Tokens are not guessable from the ones a peer has seen: both halves look
+// random. Over a few thousand registrations the random half repeats about
+// as often as chance says (a counter or a fixed seed would show), slots
+// follow no simple order, and two tables (two processes) hand out
+// different sequences.
+TEST(MrTable, TokensLookRandom) {
+    constexpr size_t kN = 4000;
+    MrTable a, b;
+    ASSERT_TRUE(a.ok() && b.ok());
+    std::vector<uint32_t> ta, tb;
+    for (size_t i = 0; i < kN; ++i) {
+        ta.push_back(a.Add(MrView{1, 0x1000 + i, 64, 0}));
+        tb.push_back(b.Add(MrView{1, 0x1000 + i, 64, 0}));
+        ASSERT_NE(ta.back(), 0u);
+        ASSERT_NE(tb.back(), 0u);
+    }
+    std::set<uint32_t> tokens(ta.begin(), ta.end()), tags;
+    EXPECT_EQ(tokens.size(), kN) << "a live token was handed out twice";
+    for (uint32_t t : ta) tags.insert(t >> 16);
+    // 4000 draws from 65535 values: ~118 repeats expected (sd ~11). More
+    // than 300 would take a broken generator, fewer than 30 a counter.
+    const size_t repeats = kN - tags.size();
+    EXPECT_LT(repeats, 300u) << "the random half repeats too often";
+    EXPECT_GT(repeats, 30u) << "the random half never repeats: a counter, not chance";
+    std::map<uint32_t, size_t> deltas;  // between consecutive random halves
+    for (size_t i = 1; i < kN; ++i) ++deltas[((ta[i] >> 16) - (ta[i - 1] >> 16)) & 0xFFFF];
+    size_t top = 0;
+    for (const auto &[d, n] : deltas) top = std::max(top, n);
+    EXPECT_LT(top, kN / 20) << "consecutive tokens' random halves follow a pattern";
+    auto stride = [&](size_t i) { return ((ta[i] & 0xFFFF) - (ta[i - 1] & 0xFFFF)) & 0xFFFF; };
+    size_t steps = 0, same = 0;
+    for (size_t i = 2; i < kN; ++i) steps += stride(i) == stride(1);  // a constant stride
+
+    for (size_t i = 0; i < kN; ++i) same += ta[i] == tb[i];
+    EXPECT_LT(steps, kN / 20) << "slots are handed out with a constant stride";
+    EXPECT_LT(same, 5u) << "two tables hand out the same tokens";
 }
 
 }  // namespace
