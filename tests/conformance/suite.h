@@ -100,7 +100,7 @@ class MemoryRegion : public NodeTest {};
 class MemoryWindow : public NodeTest {};
 class CompletionQueue : public NodeTest {};
 class SharedReceiveQueue : public NodeTest {};
-class Scale : public NodeTest {};
+class Scale : public AddrTest {};
 class QueuePair : public AddrTest {};
 class Connection : public AddrTest {};
 class Disconnect : public AddrTest {};

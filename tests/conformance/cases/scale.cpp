@@ -1,6 +1,6 @@
 // Scale: 1,000 connections on one adapter in bounded time (pipelined
 // connection setup, one message each, orderly teardown), and many threads
-// each posting to its own QP.
+// each posting to its own QP. Run once per address (IPv4 and IPv6).
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -10,7 +10,9 @@
 namespace ndc {
 namespace {
 
-TEST_F(Scale, ThousandConnectionsOnOneAdapter) {
+NDC_INSTANTIATE_ADDRESSES(Scale);
+
+TEST_P(Scale, ThousandConnectionsOnOneAdapter) {
     constexpr int kConnections = 1000, kWindow = 32;
     constexpr uint64_t kBoundMs = 60000;  // generous: a provider doing this in minutes fails
     uint64_t t0 = NowMs();
@@ -142,7 +144,7 @@ TEST_F(Scale, ThousandConnectionsOnOneAdapter) {
 
 // Many threads, each with its own QP and CQ, posting and reaping at once;
 // the peer checks every QP's messages arrive complete and in order.
-TEST_F(Scale, ManyThreadsEachPostingToItsOwnQueuePair) {
+TEST_P(Scale, ManyThreadsEachPostingToItsOwnQueuePair) {
     constexpr int kThreads = 8, kMessages = 2000, kOutstanding = 32;
     Peer peer;
     ASSERT_EQ(peer.Start(addr), "");
