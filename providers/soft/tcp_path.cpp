@@ -58,6 +58,10 @@ TcpPath::TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, st
     : env_(env), fd_(fd), engine_(negotiated, *this, Options()), held_(std::move(held)), rx_buf_(kRxBuffer),
       hold_(hold), silence_limit_ms_(TcpTimeoutMs()) {
     engine_.HoldTransmit(hold || hold_ms > 0);
+    OPENND_SOFT_DEBUG("iWARP stream set up: MPA revision %u, CRC %s, RTR %d, IRD %u, ORD %u (%s)",
+                      unsigned(negotiated.revision), negotiated.crc ? "on" : "off", static_cast<int>(negotiated.rtr),
+                      negotiated.ird, negotiated.ord,
+                      negotiated.role == iwarp::Role::Initiator ? "initiator" : "responder");
     if (hold_ms > 0) {
         hold_until_ms_ = NowMs() + hold_ms;
         env_.engine->AddTimer();  // passes often enough to end the hold on time

@@ -81,10 +81,11 @@ cleanup() {
 trap cleanup EXIT
 
 # ------------------------------------------------------------ the exchanges
-# id  direction  size  port
+# id  direction  size  port  crc (1: OpenND asks for CRC32c, OPENND_SOFT_MPA_CRC=1;
+# as the responder it then insists: siw must compute and check it either way)
 exchanges=()
-[ "$only" = b ] || exchanges+=("a-64 a 64 7174" "a-65535 a 65535 7175")
-[ "$only" = a ] || exchanges+=("b-64 b 64 7176" "b-65535 b 65535 7177")
+[ "$only" = b ] || exchanges+=("a-64 a 64 7174 0" "a-65535 a 65535 7175 0" "a-crc a 65535 7178 1")
+[ "$only" = a ] || exchanges+=("b-64 b 64 7176 0" "b-65535 b 65535 7177 0" "b-crc b 65535 7179 1")
 
 # vm_script EXCHANGE...: the VM's half, run by busybox sh inside. Per exchange
 # it reports rping's exit status in /host/ID.vm-rc and its output in
@@ -105,7 +106,7 @@ vm_script() {
 }'
   local x id dir size port
   for x; do
-    read -r id dir size port <<<"$x"
+    read -r id dir size port _ <<<"$x"
     if [ "$dir" = a ]; then
       cat <<EOF
 echo "== $id: rping -s on siw0"
@@ -142,12 +143,13 @@ ns() { ip netns exec "$netns" "$@"; }
 
 # host_side EXCHANGE: this side of one exchange, paced by the VM's files.
 host_side() {
-  local id dir size port sp j
-  read -r id dir size port <<<"$1"
+  local id dir size port crc sp j
+  read -r id dir size port crc <<<"$1"
+  # OPENND_LOG=4: the provider says how the stream was set up (CRC on or off).
   if [ "$dir" = a ]; then
     log "$id: rping -s on siw0 ($vm_ip:$port) <- ndrping -c, $count x $size B"
     if wait_for "$share/$id.vm-ready" "$handover"; then
-      ns "$ndrping" -c -a "$vm_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
+      ns env OPENND_SOFT_MPA_CRC="$crc" OPENND_LOG=4 "$ndrping" -c -a "$vm_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
         --connect-pause "$pause" > "$work/$id.host.log" 2>&1
       echo $? > "$work/$id.host-rc"
     else
@@ -155,7 +157,7 @@ host_side() {
     fi
   else
     log "$id: ndrping -s ($host_ip:$port) <- rping -c on siw0, $count x $size B"
-    ns "$ndrping" -s -a "$host_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
+    ns env OPENND_SOFT_MPA_CRC="$crc" OPENND_LOG=4 "$ndrping" -s -a "$host_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
       > "$work/$id.host.log" 2>&1 &
     sp=$!
     j=0
@@ -248,7 +250,7 @@ count_lines() { local n; n=$(grep -c "$1" "$2" 2>/dev/null); echo "${n:-0}"; }
 fails=0
 printf '\n%-9s %-44s %-6s %s\n' exchange "host side / VM side" result "pings verified"
 for x in "${exchanges[@]}"; do
-  read -r id dir size port <<<"$x"
+  read -r id dir size port crc <<<"$x"
   hrc=$(cat "$work/$id.host-rc" 2>/dev/null || echo not-run)
   vrc=$(cat "$share/$id.vm-rc" 2>/dev/null || echo not-run)
   if [ "$dir" = a ]; then
@@ -260,8 +262,12 @@ for x in "${exchanges[@]}"; do
     hping=$(count_lines '^server ping data: rdma-ping-' "$work/$id.host.log")
     sides="ndrping -s rc=$hrc / rping -c rc=$vrc"
   fi
+  # The stream ran with CRC exactly when asked for (the provider's own words).
+  want_crc=off; [ "$crc" = 1 ] && want_crc=on
+  crc_ok=0; grep -q "iWARP stream set up: .*CRC $want_crc" "$work/$id.host.log" 2>/dev/null && crc_ok=1
+  [ $crc_ok = 1 ] || sides="$sides, CRC not $want_crc"
   result=FAIL
-  if [ "$hrc" = 0 ] && [ "$vrc" = 0 ] && [ "$hping" = "$count" ] && [ "$vping" = "$count" ]; then
+  if [ "$hrc" = 0 ] && [ "$vrc" = 0 ] && [ "$hping" = "$count" ] && [ "$vping" = "$count" ] && [ $crc_ok = 1 ]; then
     result=PASS
   else
     fails=$((fails + 1)); echo "$x" >> "$work/failed"
@@ -270,7 +276,7 @@ for x in "${exchanges[@]}"; do
 done
 
 if [ $fails -gt 0 ]; then
-  while read -r id dir size port; do
+  while read -r id dir size port _; do
     [ -e "$work/$id.host-rc" ] || continue  # not run
     echo; echo "---- $id: host side ($work/$id.host.log)"; tail -n 4 "$work/$id.host.log" | cut -c1-150
     echo "---- $id: VM side"; tail -n 4 "$share/$id.vm.log" 2>/dev/null | cut -c1-150
@@ -297,6 +303,7 @@ Verified both ways between OpenND (ndsoft over TCP) and Linux siw:
   Send         OpenND -> siw and siw -> OpenND (every exchange)
   RDMA Read    siw reads OpenND memory (a), OpenND reads siw memory (b)
   RDMA Write   siw writes OpenND memory (a), OpenND writes siw memory (b)
+  CRC32c       on in a-crc and b-crc (OpenND asked), off in the others
 EOF
 log "PASS: ${#exchanges[@]} exchanges, $count pings each, every byte verified"
 [ "$keep" = 1 ] && log "logs in $work" || rm -rf "$work"
