@@ -80,6 +80,26 @@ std::string Pair::Connect(Node &node, const IpAddress &address, Msg serve, const
     return "";
 }
 
+std::string TwoConnections::Connect(Node &node, const IpAddress &address, Msg serve) {
+    std::string err = peer.Start(address);
+    if (!err.empty()) return err;
+    Msg l = peer.Call(Msg("listen"));
+    if (!l.ok()) return "peer listen: " + l.error();
+    IpAddress dest = WithPort(PeerIp(address), static_cast<uint16_t>(l.U64("port")));
+    HRESULT hr = cq.Create(node.adapter.get(), node.file, 256);
+    if (FAILED(hr)) return "CreateCompletionQueue: " + StatusName(hr);
+    if (!peer.Post(serve.Set("n", uint64_t(2)))) return "the peer did not take serve";
+    for (Conn &x : c) {
+        if (FAILED(hr = x.Create(node, cq, cq))) return "creating a connection: " + StatusName(hr);
+        if (FAILED(hr = x.Connect(dest))) {
+            peer.Wait();
+            return "Connect to " + IpText(dest, true) + ": " + StatusName(hr);
+        }
+    }
+    Msg s = peer.Wait();
+    return s.ok() ? "" : "peer serve: " + s.error();
+}
+
 Remote PeerRegister(Peer &p, const std::string &name, uint64_t size, ULONG flags, int64_t seed, bool anti) {
     Msg m("reg");
     m.Set("name", name).Set("size", size).Set("flags", static_cast<uint64_t>(flags));

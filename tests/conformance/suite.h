@@ -129,6 +129,15 @@ struct Pair {
     std::string PrepareActive(Node &node, const IpAddress &address);
 };
 
+// Two local QPs on one CQ connected to one peer process: its connections 0
+// and 1, in that order. The peer's `serve` gets n = 2 and the fields given.
+struct TwoConnections {
+    Peer peer;
+    Cq cq;
+    Conn c[2];
+    std::string Connect(Node &node, const IpAddress &address, Msg serve = Msg("serve"));
+};
+
 // The remote buffer a peer registered ("reg").
 struct Remote {
     uint64_t addr = 0;

@@ -39,31 +39,53 @@ TEST_P(Connection, ListenerGetLocalAddressR148R144) {
     EXPECT_NE(PortOf(a), 0) << "R144: the assigned port";
 }
 
+// A listener with `n` connection requests from a peer (connectmany) sent
+// before anyone asks, and the connections that take and accept them.
+struct WaitingRequests {
+    Listener l;
+    Peer peer;
+    Cq cq;
+    std::vector<std::unique_ptr<Conn>> conns;
+    std::vector<std::unique_ptr<Ov>> accepts;
+    std::string Start(Node &node, const IpAddress &addr, ULONG backlog, int n) {
+        std::string err = l.Start(node, WithPort(addr, 0), backlog);
+        if (err.empty()) err = peer.Start(addr);
+        if (!err.empty()) return err;
+        if (!peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", n)))
+            return "the peer did not take connectmany";
+        SleepMs(300);  // every request reaches the listener before anyone asks
+        HRESULT hr = cq.Create(node.adapter.get(), node.file, 1024);
+        return SUCCEEDED(hr) ? "" : "CreateCompletionQueue: " + StatusName(hr);
+    }
+    // Takes the next request (waiting up to `ms`) and accepts it; the
+    // request's status (anything but ND_SUCCESS: nothing was taken).
+    HRESULT TakeAndAccept(Node &node, uint64_t ms = 0) {
+        auto c = std::make_unique<Conn>();
+        HRESULT hr = c->Create(node, cq, cq);
+        if (SUCCEEDED(hr)) hr = l.Get(*c, ms);
+        if (hr != ND_SUCCESS) return hr;
+        accepts.push_back(std::make_unique<Ov>());
+        HRESULT a = c->connector->Accept(c->qp.get(), 8, 8, nullptr, 0, accepts.back().get());
+        EXPECT_TRUE(a == ND_PENDING || a == ND_SUCCESS) << StatusName(a);
+        conns.push_back(std::move(c));
+        return ND_SUCCESS;
+    }
+    void ExpectAcceptsComplete() {
+        for (size_t i = 0; i < conns.size(); ++i)
+            EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), accepts[i].get(), ND_PENDING));
+    }
+};
+
 // R147: Listen(0) has no backlog limit: many requests wait for
 // GetConnectionRequest.
 TEST_P(Connection, BacklogZeroHoldsManyRequestsR147) {
     constexpr int kN = 24;
-    Listener l;
-    ASSERT_EQ(l.Start(node, WithPort(addr, 0), 0), "");
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kN)));
-    SleepMs(300);  // all requests reach the backlog before anyone asks
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 1024));
-    std::vector<std::unique_ptr<Conn>> conns;
-    std::vector<std::unique_ptr<Ov>> ovs;
-    for (int i = 0; i < kN; ++i) {
-        conns.push_back(std::make_unique<Conn>());
-        ASSERT_ND(ND_SUCCESS, conns.back()->Create(node, cq, cq));
-        ASSERT_ND(ND_SUCCESS, l.Get(*conns.back())) << "request " << i;
-        ovs.push_back(std::make_unique<Ov>());
-        HRESULT hr = conns.back()->connector->Accept(conns.back()->qp.get(), 8, 8, nullptr, 0, ovs.back().get());
-        ASSERT_TRUE(hr == ND_PENDING || hr == ND_SUCCESS) << StatusName(hr);
-    }
-    PEER_OK(r, peer.Wait(WaitMs() * 2));
+    WaitingRequests w;
+    ASSERT_EQ(w.Start(node, addr, 0, kN), "");
+    for (int i = 0; i < kN; ++i) ASSERT_ND(ND_SUCCESS, w.TakeAndAccept(node)) << "request " << i;
+    PEER_OK(r, w.peer.Wait(WaitMs() * 2));
     EXPECT_EQ(r.U64("ok"), static_cast<uint64_t>(kN)) << "first failure " << StatusName(ST(r, "status"));
-    for (int i = 0; i < kN; ++i) EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), ovs[i].get(), ND_PENDING));
+    w.ExpectAcceptsComplete();
 }
 
 // R147/R118: Listen(backlog) holds at least `backlog` requests until
@@ -72,38 +94,19 @@ TEST_P(Connection, BacklogZeroHoldsManyRequestsR147) {
 // backlog upwards (R147 MAY), and then it is held as well.
 TEST_P(Connection, BacklogHoldsThatManyRequestsR147R118) {
     constexpr int kBacklog = 2, kN = 5;
-    Listener l;
-    ASSERT_EQ(l.Start(node, WithPort(addr, 0), kBacklog), "");
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    ASSERT_TRUE(peer.Post(Msg("connectmany").Set("addr", IpText(addr)).Set("port", l.port).Set("n", kN)));
-    SleepMs(300);  // every request reaches the listener before anyone asks
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
-    std::vector<std::unique_ptr<Conn>> conns;
-    std::vector<std::unique_ptr<Ov>> ovs;
-    for (int i = 0; i < kN; ++i) {
-        auto c = std::make_unique<Conn>();
-        ASSERT_ND(ND_SUCCESS, c->Create(node, cq, cq));
-        // The backlog's requests are there already; past it, a short look.
-        HRESULT hr = l.Get(*c, i < kBacklog ? 0 : 500);
-        if (i < kBacklog) {
-            ASSERT_ND(ND_SUCCESS, hr) << "request " << i << " of a backlog of " << kBacklog;
-        }
-        if (hr != ND_SUCCESS) break;
-        ovs.push_back(std::make_unique<Ov>());
-        hr = c->connector->Accept(c->qp.get(), 8, 8, nullptr, 0, ovs.back().get());
-        ASSERT_TRUE(hr == ND_PENDING || hr == ND_SUCCESS) << StatusName(hr);
-        conns.push_back(std::move(c));
-    }
-    const uint64_t held = conns.size();
-    PEER_OK(r, peer.Wait(WaitMs() * 2));
+    WaitingRequests w;
+    ASSERT_EQ(w.Start(node, addr, kBacklog, kN), "");
+    for (int i = 0; i < kBacklog; ++i)
+        ASSERT_ND(ND_SUCCESS, w.TakeAndAccept(node)) << "request " << i << " of a backlog of " << kBacklog;
+    while (w.conns.size() < kN && w.TakeAndAccept(node, 500) == ND_SUCCESS) {
+    }  // past the backlog: a short look for requests held anyway
+    const uint64_t held = w.conns.size();
+    PEER_OK(r, w.peer.Wait(WaitMs() * 2));
     EXPECT_EQ(r.U64("ok"), held) << "every held request connects";
     if (held < kN) {
         EXPECT_ND(ND_CONNECTION_REFUSED, ST(r, "status")) << "the requests past the backlog";
     }
-    for (size_t i = 0; i < conns.size(); ++i)
-        EXPECT_ND(ND_SUCCESS, Finish(conns[i]->connector.get(), ovs[i].get(), ND_PENDING));
+    w.ExpectAcceptsComplete();
 }
 
 // R149: several GetConnectionRequests outstanding; each incoming request

@@ -112,19 +112,9 @@ TEST_F(MemoryRegion, UnalignedRegionWorks) {  // §3.5: no alignment rule
 // Two QPs of the adapter use one registration (R074); the same buffer in
 // two regions with different rights (R071).
 TEST_F(MemoryRegion, OneBufferSeveralRegionsSeveralQueuePairsR071R074) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
-    Conn c[2];
-    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2).Set("recvs", 1).Set("recvsize", 4096)));
-    for (Conn &x : c) {
-        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
-        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
-    }
-    PEER_OK(s, peer.Wait());
+    TwoConnections two;
+    std::string err = two.Connect(node, addr, Msg("serve").Set("recvs", 1).Set("recvsize", 4096));
+    ASSERT_TRUE(err.empty()) << err;
     Mem buf(8192);
     Ref<IND2MemoryRegion> rw, ro;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, rw.pv()));
@@ -137,20 +127,20 @@ TEST_F(MemoryRegion, OneBufferSeveralRegionsSeveralQueuePairsR071R074) {
     FillPattern(buf.data(), 4096, 3);
     for (int i = 0; i < 2; ++i) {
         ND2_SGE sge{buf.data(), 4096, rw->GetLocalToken()};
-        ASSERT_ND(ND_SUCCESS, c[i].qp->Send(nullptr, &sge, 1, 0));
-        EXPECT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeSend)) << "QP " << i;
-        PEER_OK(r, peer.Call(Msg("reap").Set("c", i)));
+        ASSERT_ND(ND_SUCCESS, two.c[i].qp->Send(nullptr, &sge, 1, 0));
+        EXPECT_TRUE(NextIs(two.cq, ND_SUCCESS, Nd2RequestTypeSend)) << "QP " << i;
+        PEER_OK(r, two.peer.Call(Msg("reap").Set("c", i)));
         EXPECT_ND(ND_SUCCESS, ST(r, "s0"));
         EXPECT_EQ(r.U64("b0"), 4096u);
     }
-    // The peer writes through the read-write region, reads through the
+    // The two.peer writes through the read-write region, reads through the
     // read-only one, and may not write through the read-only one.
-    PEER_OK(reg, peer.Call(Msg("reg").Set("name", "buf").Set("size", 4096).Set("seed", 8)));
+    PEER_OK(reg, two.peer.Call(Msg("reg").Set("name", "buf").Set("size", 4096).Set("seed", 8)));
     uint64_t a = reinterpret_cast<uint64_t>(buf.data());
-    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, true, a, rw->GetRemoteToken(), 4096, 0));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(two.peer, true, a, rw->GetRemoteToken(), 4096, 0));
     EXPECT_EQ(CheckPattern(buf.data(), 4096, 8), "");
-    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, false, a, ro->GetRemoteToken(), 4096, 0));
-    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(peer, true, a, ro->GetRemoteToken(), 4096, 1))
+    EXPECT_ND(ND_SUCCESS, PeerRdma(two.peer, false, a, ro->GetRemoteToken(), 4096, 0));
+    EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(two.peer, true, a, ro->GetRemoteToken(), 4096, 1))
         << "a write through a region registered without remote write";
     Ov ov;
     EXPECT_ND(ND_SUCCESS, Finish(rw.get(), &ov, rw->Deregister(&ov)));
@@ -368,20 +358,10 @@ TEST_F(MemoryWindow, OverlappingWindowsWithDifferentRightsR080) {
 // R078: bound through one QP at a time; after Invalidate, rebound through
 // another QP and onto another region.
 TEST_F(MemoryWindow, RebindThroughAnotherQueuePairAfterInvalidateR078) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    PEER_OK(reg, peer.Call(Msg("reg").Set("name", "buf").Set("size", 8192)));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
-    Conn c[2];
-    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
-    for (Conn &x : c) {
-        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
-        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
-    }
-    PEER_OK(s, peer.Wait());
+    TwoConnections two;
+    std::string err = two.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    PEER_OK(reg, two.peer.Call(Msg("reg").Set("name", "buf").Set("size", 8192)));
     Mem m1(8192), m2(8192);
     FillPattern(m1.data(), 8192, 1);
     FillPattern(m2.data(), 8192, 2);
@@ -389,23 +369,23 @@ TEST_F(MemoryWindow, RebindThroughAnotherQueuePairAfterInvalidateR078) {
     ASSERT_ND(ND_SUCCESS, m2.Register(node.adapter.get(), node.file, kAllRights));
     Ref<IND2MemoryWindow> mw;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
-    ASSERT_ND(ND_SUCCESS, c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ));
-    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeBind));
-    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, false, m1.addr(), mw->GetRemoteToken(), 8192, 0));
-    PEER_OK(k1, peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 1)));
-    ASSERT_ND(ND_SUCCESS, c[0].qp->Invalidate(nullptr, mw.get(), 0));
-    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeInvalidate));
-    // Rebound through QP 2 onto region 2: the peer's second connection reads it.
-    ASSERT_ND(ND_SUCCESS, c[1].qp->Bind(nullptr, m2.mr(), mw.get(), m2.data(), 8192, ND_OP_FLAG_ALLOW_READ));
-    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeBind));
-    EXPECT_ND(ND_SUCCESS, PeerRdma(peer, false, m2.addr(), mw->GetRemoteToken(), 8192, 1));
-    PEER_OK(k2, peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 2)));
+    ASSERT_ND(ND_SUCCESS, two.c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(two.cq, ND_SUCCESS, Nd2RequestTypeBind));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(two.peer, false, m1.addr(), mw->GetRemoteToken(), 8192, 0));
+    PEER_OK(k1, two.peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 1)));
+    ASSERT_ND(ND_SUCCESS, two.c[0].qp->Invalidate(nullptr, mw.get(), 0));
+    ASSERT_TRUE(NextIs(two.cq, ND_SUCCESS, Nd2RequestTypeInvalidate));
+    // Rebound through QP 2 onto region 2: the two.peer's second connection reads it.
+    ASSERT_ND(ND_SUCCESS, two.c[1].qp->Bind(nullptr, m2.mr(), mw.get(), m2.data(), 8192, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(two.cq, ND_SUCCESS, Nd2RequestTypeBind));
+    EXPECT_ND(ND_SUCCESS, PeerRdma(two.peer, false, m2.addr(), mw->GetRemoteToken(), 8192, 1));
+    PEER_OK(k2, two.peer.Call(Msg("check").Set("name", "buf").Set("len", 8192).Set("seed", 2)));
     // Bound through QP 2 now: binding it through QP 1 as well is refused
     // (at once or as an error completion).
-    HRESULT hr = c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ);
+    HRESULT hr = two.c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ);
     if (SUCCEEDED(hr)) {
         ND2_RESULT r;
-        ASSERT_TRUE(cq.Next(&r));
+        ASSERT_TRUE(two.cq.Next(&r));
         EXPECT_TRUE(FAILED(r.Status)) << "a window bound through one QP was bound through a second one";
     }
 }

@@ -92,37 +92,27 @@ TEST_P(QueuePair, ReceiveTooSmallR101) {
 
 // R102: Flush cancels this QP's requests only, even on a shared CQ.
 TEST_P(QueuePair, FlushCancelsOnlyThisQueuePairR102) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
-    Conn c[2];
-    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
-    for (Conn &x : c) {
-        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
-        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
-    }
-    PEER_OK(s, peer.Wait());
+    TwoConnections two;
+    std::string err = two.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
     Mem m(4096);
     ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
     int ctx[2][4];
     for (int q = 0; q < 2; ++q)
-        for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, c[q].PostReceive(m, 0, 64, &ctx[q][k]));
-    EXPECT_ND(ND_SUCCESS, c[0].qp->Flush());
+        for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, two.c[q].PostReceive(m, 0, 64, &ctx[q][k]));
+    EXPECT_ND(ND_SUCCESS, two.c[0].qp->Flush());
     for (int k = 0; k < 4; ++k) {
         ND2_RESULT r;
-        ASSERT_TRUE(NextIs(cq, ND_CANCELED, Nd2RequestTypeReceive, &r)) << "flushed receive " << k;
+        ASSERT_TRUE(NextIs(two.cq, ND_CANCELED, Nd2RequestTypeReceive, &r)) << "flushed receive " << k;
         EXPECT_EQ(r.RequestContext, &ctx[0][k]);
-        EXPECT_EQ(r.QueuePairContext, &c[0]);
+        EXPECT_EQ(r.QueuePairContext, &two.c[0]);
     }
     ND2_RESULT extra;
-    EXPECT_TRUE(cq.Quiet(&extra)) << "Flush touched another QP: " << Describe(extra);
-    PEER_OK(reg, peer.Call(Msg("reg").Set("name", "m").Set("size", 64)));
-    PEER_OK(sr, peer.Call(Msg("send").Set("c", 1).Set("mem", "m").Set("len", 64)));
+    EXPECT_TRUE(two.cq.Quiet(&extra)) << "Flush touched another QP: " << Describe(extra);
+    PEER_OK(reg, two.peer.Call(Msg("reg").Set("name", "m").Set("size", 64)));
+    PEER_OK(sr, two.peer.Call(Msg("send").Set("c", 1).Set("mem", "m").Set("len", 64)));
     ND2_RESULT r;
-    ASSERT_TRUE(NextIs(cq, ND_SUCCESS, Nd2RequestTypeReceive, &r)) << "the other QP still receives";
+    ASSERT_TRUE(NextIs(two.cq, ND_SUCCESS, Nd2RequestTypeReceive, &r)) << "the other QP still receives";
     EXPECT_EQ(r.RequestContext, &ctx[1][0]);
 }
 

@@ -248,22 +248,12 @@ TEST_P(RemoteAccess, ReadIntoASinkWithoutReadSinkOrLocalWriteFails) {
 // connection to its connection 1 it is an access violation, through
 // connection 0 it works.
 TEST_P(RemoteAccess, WindowThroughAnotherConnectionOfTheSamePeerR078) {
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    PEER_OK(l, peer.Call(Msg("listen")));
-    IpAddress dest = WithPort(PeerIp(addr), static_cast<uint16_t>(l.U64("port")));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 256));
-    Conn c[2];
-    ASSERT_TRUE(peer.Post(Msg("serve").Set("n", 2)));
-    for (Conn &x : c) {
-        ASSERT_ND(ND_SUCCESS, x.Create(node, cq, cq));
-        ASSERT_ND(ND_SUCCESS, x.Connect(dest));
-    }
-    PEER_OK(s, peer.Wait());
-    Remote t = PeerRegister(peer, "t", 65536, kAllRights, 9);
+    TwoConnections two;
+    std::string err = two.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    Remote t = PeerRegister(two.peer, "t", 65536, kAllRights, 9);
     ASSERT_NE(t.addr, 0u);
-    PEER_OK(w, peer.Call(Msg("mw").Set("name", "w").Set("mem", "t").Set("off", 4096).Set("len", 8192)
+    PEER_OK(w, two.peer.Call(Msg("mw").Set("name", "w").Set("mem", "t").Set("off", 4096).Set("len", 8192)
                              .Set("flags", ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE).Set("c", 0)));
     ASSERT_ND(ND_SUCCESS, ST(w, "status"));
     const UINT32 token = static_cast<UINT32>(w.U64("token"));
@@ -275,13 +265,13 @@ TEST_P(RemoteAccess, WindowThroughAnotherConnectionOfTheSamePeerR078) {
         HRESULT hr = via.qp->Write(&m, &sge, 1, t.addr + 4096, token, 0);
         if (FAILED(hr)) return hr;
         ND2_RESULT r;
-        if (!cq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &m; }, &r)) return kHang;
+        if (!two.cq.NextWhere([&](const ND2_RESULT &x) { return x.RequestContext == &m; }, &r)) return kHang;
         return r.Status;
     };
-    EXPECT_ND(ND_ACCESS_VIOLATION, write(c[1])) << "a window used through a connection it is not bound to";
-    Msg k = peer.Call(Msg("check").Set("name", "t").Set("seed", 9));
+    EXPECT_ND(ND_ACCESS_VIOLATION, write(two.c[1])) << "a window used through a connection it is not bound to";
+    Msg k = two.peer.Call(Msg("check").Set("name", "t").Set("seed", 9));
     EXPECT_TRUE(k.ok()) << "the target's memory changed: " << k.error();
-    EXPECT_ND(ND_SUCCESS, write(c[0])) << "through its own connection";
+    EXPECT_ND(ND_SUCCESS, write(two.c[0])) << "through its own connection";
 }
 
 // A local SGE naming memory that is not registered (bad local token): the
