@@ -270,15 +270,26 @@ bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rig
 }
 
 void QueuePair::WantWakeups(bool on) {
-    std::shared_ptr<Connection> conn;
-    {
-        std::lock_guard<QpLock> tx(tx_mu_);
-        conn = conn_;
-    }
-    if (!conn || !conn->channel) return;  // over TCP the socket wakes the progress thread
-    std::atomic<uint32_t> &flag = conn->channel->header()->wake_wanted[conn->side];
-    uint32_t want = on ? 1 : 0;
-    if (flag.load(std::memory_order_relaxed) != want) flag.store(want, std::memory_order_seq_cst);
+    engine_wakeups_.store(on, std::memory_order_relaxed);
+    std::lock_guard<QpLock> tx(tx_mu_);
+    SetWakeFlagLocked();
+}
+
+// The peer wakes our progress thread (after it publishes, or consumes what
+// we published) while the flag is up: when a Notify waits (the engine is
+// armed), and while this QP has work only the progress thread will do if
+// the application makes no call: requests waiting for ring space (a large
+// Write on the copy path, the application spinning on memory for the
+// answer) or Read Responses still to send. Raising it for those kicks the
+// progress thread once: the peer may have made room before it saw the flag.
+void QueuePair::SetWakeFlagLocked() {
+    if (!conn_ || !conn_->channel) return;  // over TCP the socket wakes the progress thread
+    const bool waiting = !backlog_.empty() || responding_.load(std::memory_order_relaxed);
+    const uint32_t want = engine_wakeups_.load(std::memory_order_relaxed) || waiting ? 1 : 0;
+    std::atomic<uint32_t> &flag = conn_->channel->header()->wake_wanted[conn_->side];
+    if (flag.load(std::memory_order_relaxed) == want) return;
+    flag.store(want, std::memory_order_seq_cst);
+    if (want && waiting) engine_->Kick();
 }
 
 bool QueuePair::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need) {

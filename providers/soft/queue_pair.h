@@ -205,6 +205,7 @@ private:
     HRESULT ReapConsumedLocked();
     void EmitLocked();
     void NoteProgressLocked();
+    void SetWakeFlagLocked();
     void FailLocked(HRESULT failed_status);
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
     // [address, +length) of our memory under the peer's wire token, with
@@ -287,6 +288,7 @@ private:
     std::atomic<bool> backlogged_{false};
     std::deque<ResponseJob> responses_;  // requires tx_mu_
     std::atomic<bool> responding_{false};
+    std::atomic<bool> engine_wakeups_{false};  // the engine is armed (WantWakeups)
     // A Send is not stamped with the time when it is posted (reading the
     // clock was 5 ns of a 90 ns message) but when a reap first finds it
     // still waiting; the send timeout runs from there. Reaps come at least

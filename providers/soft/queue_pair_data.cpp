@@ -212,6 +212,7 @@ void QueuePair::ProgressSendPass() {
 void QueuePair::NoteProgressLocked() {
     if (!conn_) return;
     backlogged_.store(!backlog_.empty(), std::memory_order_relaxed);
+    SetWakeFlagLocked();
     uint64_t oldest = 0;  // none
     for (const Op &op : ops_)
         if (op.in_ring && !op.done) {

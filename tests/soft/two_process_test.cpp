@@ -225,10 +225,14 @@ bool SpinFor(const Buffer &b, size_t at, char mark, uint64_t ms) {
     return true;
 }
 
-constexpr int kWritePongs = 300;
+constexpr int kWritePongs = 300, kBigPongs = 20;
+constexpr size_t kBigPong = 1 << 20;  // four times a shared-memory ring: it goes out as room is made
+// Pong i's size: 64 bytes, then a few of 1 MiB.
+size_t PongBytes(int i) { return i <= kWritePongs ? 64 : kBigPong; }
 // A lost wake-up leaves a Write unplaced until the progress thread's next
 // timeout (1 s); placing one takes microseconds, a parked stream (the
-// application polled it a moment ago) up to a millisecond.
+// application polled it a moment ago) up to a millisecond, 1 MiB through
+// the rings a few.
 constexpr uint64_t kWriteLandsMs = 500;
 
 // Write ping-pong server: Writes `i` into the client's buffer once the
@@ -238,7 +242,7 @@ constexpr uint64_t kWriteLandsMs = 500;
 bool WritePongServer(const char *address, int port_fd) {
     Endpoint ep;
     if (!ep.Open(Addr(address))) return false;
-    Buffer msg(64), in(64), out(64);
+    Buffer msg(64), in(kBigPong), out(kBigPong);
     if (!msg.Register(ep) || !in.Register(ep) || !out.Register(ep)) return false;
     uint16_t port = 0;
     if (!ep.Listen(Addr(address), &port)) return false;
@@ -246,32 +250,34 @@ bool WritePongServer(const char *address, int port_fd) {
     if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;
     if (write(port_fd, &port, sizeof port) != sizeof port) return false;
     close(port_fd);
-    Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), 64};
+    Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), kBigPong};
     if (!ep.Accept(&me, sizeof me)) return false;
     ND2_RESULT r = ep.Next();
     if (r.Status != ND_SUCCESS || r.RequestType != Nd2RequestTypeReceive) return false;
     Advert peer;
     std::memcpy(&peer, msg.bytes.data(), sizeof peer);
     if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;  // flushed when the client disconnects
-    for (int i = 1; i <= kWritePongs; ++i) {
+    for (int i = 1; i <= kWritePongs + kBigPongs; ++i) {
+        const size_t n = PongBytes(i);
         char mark = static_cast<char>(i % 127 + 1);
-        if (!SpinFor(in, 63, mark, kWriteLandsMs)) {
+        if (!SpinFor(in, n - 1, mark, kWriteLandsMs)) {
             std::fprintf(stderr, "server: Write %d did not land within %llu ms\n", i,
                          static_cast<unsigned long long>(kWriteLandsMs));
             return false;
         }
-        out.bytes[63] = mark;
-        ND2_SGE ws = out.Sge(0, 64);
+        out.bytes[n - 1] = mark;
+        ND2_SGE ws = out.Sge(0, n);
         if (FAILED(ep.qp->Write(nullptr, &ws, 1, peer.address, peer.token, ND_OP_FLAG_SILENT_SUCCESS))) return false;
     }
     return ep.Next(20000).Status == ND_CANCELED;  // the client disconnects
 }
 
-// RDMA Write lands with no call from the target: neither side calls the
-// provider while it spins on its memory (the progress thread places the
-// data on TCP), hundreds of times in a row, each promptly. Not on the copy
-// path (no cross-memory attach): it places Writes when the target calls
-// the provider.
+// RDMA Write lands with no call from either side: neither calls the
+// provider while it spins on its memory, hundreds of times in a row, each
+// promptly; then Writes of 1 MiB. On the copy path the target's progress
+// thread places the fragments, and the initiator's sends the rest of a
+// Write as the target makes room in the ring (it went out a ring's worth
+// per second, on its fallback timeout, before it was woken for that).
 class TwoProcessOneSided : public TwoProcess {};
 
 TEST_P(TwoProcessOneSided, WritePingPongLandsWithoutTheTargetCallingTheProvider) {
@@ -282,23 +288,25 @@ TEST_P(TwoProcessOneSided, WritePingPongLandsWithoutTheTargetCallingTheProvider)
     ASSERT_NE(port, 0);
     Endpoint ep;
     ASSERT_TRUE(ep.Open(Addr(address))) << ep.error;
-    Buffer msg(64), in(64), out(64);
+    Buffer msg(64), in(kBigPong), out(kBigPong);
     ASSERT_TRUE(msg.Register(ep) && in.Register(ep) && out.Register(ep)) << ep.error;
     ASSERT_TRUE(ep.Connect(Addr(address, port))) << ep.error;
     Advert peer;
     ULONG len = sizeof peer;
     ASSERT_EQ(ep.connector->GetPrivateData(&peer, &len), ND_SUCCESS);
-    Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), 64};
+    Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), kBigPong};
     std::memcpy(msg.bytes.data(), &me, sizeof me);
     ND2_SGE ss = msg.Sge(0, sizeof me);
     ASSERT_EQ(ep.qp->Send(nullptr, &ss, 1, 0), ND_SUCCESS);
     ASSERT_EQ(ep.Next().Status, ND_SUCCESS);
-    for (int i = 1; i <= kWritePongs; ++i) {
+    for (int i = 1; i <= kWritePongs + kBigPongs; ++i) {
+        const size_t n = PongBytes(i);
         char mark = static_cast<char>(i % 127 + 1);
-        out.bytes[63] = mark;
-        ND2_SGE ws = out.Sge(0, 64);
+        out.bytes[n - 1] = mark;
+        ND2_SGE ws = out.Sge(0, n);
         ASSERT_EQ(ep.qp->Write(nullptr, &ws, 1, peer.address, peer.token, ND_OP_FLAG_SILENT_SUCCESS), ND_SUCCESS);
-        ASSERT_TRUE(SpinFor(in, 63, mark, kWriteLandsMs)) << "the server's Write " << i << " did not land";
+        ASSERT_TRUE(SpinFor(in, n - 1, mark, kWriteLandsMs)) << "the server's Write " << i << " (" << n
+                                                              << " bytes) did not land";
     }
     OVERLAPPED ov{};
     EXPECT_EQ(ep.Wait(ep.connector, &ov, ep.connector->Disconnect(&ov)), ND_SUCCESS);
@@ -379,7 +387,8 @@ INSTANTIATE_TEST_SUITE_P(AddressesAndPaths, TwoProcess,
 
 INSTANTIATE_TEST_SUITE_P(AddressesAndPaths, TwoProcessOneSided,
                          ::testing::Combine(::testing::Values("127.0.0.1", "::1"),
-                                            ::testing::Values(Path::CrossMemoryAttach, Path::Tcp)),
+                                            ::testing::Values(Path::CrossMemoryAttach, Path::CopyThroughRing,
+                                                              Path::Tcp)),
                          ParamName);
 
 }  // namespace
