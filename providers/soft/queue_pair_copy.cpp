@@ -259,6 +259,9 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *fo
             }
             responses_.push_back(ResponseJob{h.read_id, h.address, h.total, 0, ND_SUCCESS, h.token});
             responding_.store(true, std::memory_order_relaxed);
+            // The responses go out on a send pass; this receive pass may be
+            // a Receive call's, which makes none: the flag's kick makes one.
+            SetWakeFlagLocked();
         }
         return true;
     }

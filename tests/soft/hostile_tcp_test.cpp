@@ -215,7 +215,9 @@ TEST_F(HostileTcpClient, TheProviderAsksForCrcWhenTold) {
     for (bool told : {false, true}) {
         SCOPED_TRACE(told ? "OPENND_SOFT_MPA_CRC=1" : "default");
         if (told) setenv("OPENND_SOFT_MPA_CRC", "1", 1);
-        int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        Socket listening;  // closed on every way out
+        listening.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        const int lfd = listening.fd;
         kit::IpAddress any = Loopback();
         ASSERT_EQ(bind(lfd, any.sa(), any.length()), 0);
         ASSERT_EQ(listen(lfd, 1), 0);
@@ -229,7 +231,6 @@ TEST_F(HostileTcpClient, TheProviderAsksForCrcWhenTold) {
         ASSERT_EQ(poll(&p, 1, 10000), 1) << "the provider never dialled";
         Socket s;
         s.fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-        close(lfd);
         iwarp::Responder responder{iwarp::MpaConfig{}};
         const uint64_t until = NowMs() + 10000;
         while (responder.status() == iwarp::HandshakeStatus::NeedMore && NowMs() < until) {
