@@ -226,6 +226,11 @@ void TcpPath::EmitLocked() {
 }
 
 void TcpPath::CompleteLocked() {
+    if (!logged_crc_quirk_ && engine_.dropped_bad_crc() != 0) {
+        logged_crc_quirk_ = true;
+        OPENND_SOFT_DEBUG("dropped a Read Response with a bad CRC answering our zero-length Read (Linux siw "
+                          "answers it from a stale buffer); nothing placed");
+    }
     if (engine_.failed()) OwnPendingLocked();  // before any flushed operation lets its buffers go
     if (engine_.failed() && !logged_end_) {
         logged_end_ = true;

@@ -182,6 +182,7 @@ private:
     // go, so what is still to send is copied into own_ first.
     void OwnPendingLocked();
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
+    bool logged_crc_quirk_ = false;  // said once that a siw quirk was tolerated
     uint64_t stalled_since_ms_ = 0;
     uint64_t silent_since_ms_ = 0;
     // The socket refused more (EAGAIN): polls before this time do not try

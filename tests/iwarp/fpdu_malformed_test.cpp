@@ -2,6 +2,8 @@
 // the Terminate code it maps to (RFC 5040/5041/5044 code tables).
 #include <gtest/gtest.h>
 
+#include "iwarp/bytes.h"
+#include "iwarp/crc32c.h"
 #include "iwarp/fpdu.h"
 #include "iwarp_test_util.h"
 
@@ -52,9 +54,6 @@ std::vector<Case> Cases() {
     short_untagged[2] = 0x41;
     short_untagged[3] = 0x43;
     v.push_back({"untagged header cut short", short_untagged, Errc::FpduTooShort, Llp(ecode::kLlpFraming)});
-    Bytes pad = Write();
-    pad[19] = 1;
-    v.push_back({"non-zero pad", pad, Errc::FpduPad, Llp(ecode::kLlpFraming)});
     v.push_back({"DDP version 2, tagged", [] { Bytes b = Write(); b[2] = 0xc2; return b; }(), Errc::DdpVersion,
                  Ddp(etype::kDdpTagged, ecode::kDdpTVersion)});
     v.push_back({"DDP version 0, untagged", Send(0x40), Errc::DdpVersion, Ddp(etype::kDdpUntagged, ecode::kDdpUVersion)});
@@ -135,14 +134,43 @@ TEST(FpduMalformed, EveryClassIsRejectedWithItsTerminateCode) {
     }
 }
 
-TEST(FpduMalformed, LenientModeAcceptsReservedBitsAndPad) {
+TEST(FpduMalformed, LenientModeAcceptsReservedBits) {
     FpduOptions lenient;
     lenient.strict = false;
-    for (Bytes b : {Send(0x41 | 0x08), Send(0x41, 0x43 | 0x10), Send(0x41, 0x43, 0, 0x1234),
-                    [] { Bytes w = Write(); w[18] = 9; return w; }()}) {
+    for (Bytes b : {Send(0x41 | 0x08), Send(0x41, 0x43 | 0x10), Send(0x41, 0x43, 0, 0x1234)}) {
         FpduDecoder d(lenient);
         size_t used = 0;
         EXPECT_EQ(d.Feed(b, &used), FpduDecoder::Status::Segment);
+    }
+}
+
+// RFC 5044: the sender zeroes the pad, the receiver ignores it (CRC aside).
+// Linux 6.1 siw with CRC on sends non-zero pad, its CRC computed over it.
+TEST(FpduMalformed, PadValuesAreIgnoredButCoveredByTheCrc) {
+    for (bool strict : {true, false}) {
+        FpduOptions o;
+        o.strict = strict;
+        Bytes w = Write();  // ULPDU 16: pad at [18], [19]
+        w[18] = 9;
+        w[19] = 0xff;
+        FpduDecoder d(o);
+        size_t used = 0;
+        EXPECT_EQ(d.Feed(w, &used), FpduDecoder::Status::Segment) << strict;
+        EXPECT_EQ(used, w.size());
+        EXPECT_EQ(d.segment().payload.size(), 2u);
+
+        Bytes c;  // with CRC: computed over the non-zero pad, accepted
+        EncodeTagged(&c, Opcode::RdmaWrite, true, 5, 0x100, Pattern(2), true);
+        ASSERT_EQ(c.size(), 24u);
+        c[18] = 0x23, c[19] = 0x76;
+        StoreLe32(c.data() + 20, Crc32c(c.data(), 20));
+        o.crc = true;
+        FpduDecoder dc(o);
+        EXPECT_EQ(dc.Feed(c, &used), FpduDecoder::Status::Segment) << strict;
+        c[19] = 0x77;  // a pad byte changed after the CRC: refused
+        FpduDecoder bad(o);
+        EXPECT_EQ(bad.Feed(c, &used), FpduDecoder::Status::Error);
+        EXPECT_EQ(bad.fault().errc, Errc::FpduCrc);
     }
 }
 

@@ -51,7 +51,8 @@ size_t TotalLength(std::span<const Buffer> sgl) {
 Engine::Engine(const Negotiated &n, Placement &placement, const EngineOptions &options)
     : negotiated_(n), placement_(placement), options_(options),
       max_fpdu_(std::clamp<size_t>(options.mss, kMinFpdu, kMaxFpdu) & ~size_t{3}),
-      decoder_(FpduOptions{n.crc, std::min(options.max_inbound_ulpdu, kMaxUlpduLength), options.strict, options.piece_min}) {
+      decoder_(FpduOptions{n.crc, std::min(options.max_inbound_ulpdu, kMaxUlpduLength), options.strict, options.piece_min,
+                           /*crc_failed_read_responses=*/true}) {
     awaiting_first_fpdu_ = n.role == Role::Responder && (n.hold_until_first_fpdu || n.rtr != RtrType::None);
     if (n.role == Role::Initiator && n.rtr != RtrType::None) {
         // The RTR goes first (RFC 6581). Like siw: zero-length Write to STag 1

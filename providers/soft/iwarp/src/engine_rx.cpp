@@ -80,6 +80,14 @@ bool Engine::AcceptFirstFpdu(const Segment &s, bool *consumed) {
 }
 
 Engine::Step Engine::Dispatch(const Segment &s) {
+    if (s.crc_failed) {  // a Read Response (the decoder passes no other kind)
+        const bool ours = !orq_.empty() && orq_.front().internal && orq_.front().read.size == 0;
+        if (!ours) {
+            FaultOn(Errc::FpduCrc, s);
+            return Step::Done;
+        }
+        ++dropped_bad_crc_;  // siw's answer to a zero-length Read: nothing is placed (OnReadResponse)
+    }
     if (awaiting_first_fpdu_ && s.opcode != Opcode::Terminate) {
         bool consumed = false;
         if (!AcceptFirstFpdu(s, &consumed) || consumed) return Step::Done;

@@ -1,5 +1,5 @@
 // Incremental FPDU decoding: length, then the whole FPDU (bounded by
-// max_ulpdu), then CRC, pad and DDP/RDMAP validation before anything is
+// max_ulpdu), then CRC and DDP/RDMAP validation before anything is
 // handed on. An FPDU that arrives whole is parsed where it lies; a long
 // Write, Read Response or Send that does not (CRC off) is handed on in
 // pieces.
@@ -27,19 +27,22 @@ FpduDecoder::Status FpduDecoder::Fail(Errc e) {
 FpduDecoder::Status FpduDecoder::Parse(std::span<const uint8_t> fpdu) {
     const size_t ulpdu = LoadBe16(fpdu.data());
     const size_t crc_at = fpdu.size() - kMpaCrcSize;
-    if (opt_.crc) {
-        const uint32_t expect = Crc32c(fpdu.data(), crc_at);
-        if (LoadLe32(fpdu.data() + crc_at) != expect) return Fail(Errc::FpduCrc);
+    bool crc_failed = false;
+    if (opt_.crc && LoadLe32(fpdu.data() + crc_at) != Crc32c(fpdu.data(), crc_at)) {
+        if (!opt_.crc_failed_read_responses) return Fail(Errc::FpduCrc);
+        crc_failed = true;
     }
-    if (opt_.strict) {
-        for (size_t i = kMpaLengthSize + ulpdu; i < crc_at; ++i)
-            if (fpdu[i] != 0) return Fail(Errc::FpduPad);
-    }
+    // Pad bytes count in the CRC but their values are ignored (RFC 5044
+    // says the sender zeroes them; Linux 6.1 siw with CRC on sometimes does
+    // not, and checks its CRC over what it sent).
     if (!ParseSegment(fpdu.subspan(kMpaLengthSize, ulpdu), opt_.strict, &seg_, &fault_)) {
+        if (crc_failed) return Fail(Errc::FpduCrc);  // the bytes are wrong: say so, not what they parse to
         status_ = Status::Error;
         buf_.clear();
         return status_;
     }
+    if (crc_failed && !(seg_.tagged && seg_.opcode == Opcode::ReadResponse)) return Fail(Errc::FpduCrc);
+    seg_.crc_failed = crc_failed;
     current_ = fpdu;
     status_ = Status::Segment;
     return status_;
@@ -115,13 +118,8 @@ FpduDecoder::Status FpduDecoder::FeedOpen(std::span<const uint8_t> in, size_t *c
         status_ = Status::Piece;
         return status_;
     }
-    size_t pos = 0;
-    for (; trailer_left_ > 0 && pos < in.size(); ++pos, --trailer_left_) {
-        if (opt_.strict && trailer_left_ > kMpaCrcSize && in[pos] != 0) {
-            *consumed = pos + 1;
-            return Fail(Errc::FpduPad);
-        }
-    }
+    const size_t pos = std::min(trailer_left_, in.size());  // pad (ignored) and the CRC (off here)
+    trailer_left_ -= pos;
     *consumed = pos;
     if (trailer_left_ == 0) open_ = false;
     status_ = Status::NeedMore;

@@ -21,7 +21,6 @@ const char *ErrcName(Errc e) {
     case Errc::FpduTooShort: return "fpdu-too-short";
     case Errc::FpduTooLong: return "fpdu-too-long";
     case Errc::FpduCrc: return "fpdu-crc";
-    case Errc::FpduPad: return "fpdu-pad";
     case Errc::DdpVersion: return "ddp-version";
     case Errc::DdpReserved: return "ddp-reserved";
     case Errc::RdmapVersion: return "rdmap-version";
@@ -81,8 +80,7 @@ TerminateCode TerminateCodeFor(Errc e, bool tagged, bool read_source) {
     case Errc::MpaInsufficientIrd: return Llp(ecode::kLlpInsufficientIrd);
     case Errc::MpaNoMatchingRtr: return Llp(ecode::kLlpNoMatchingRtr);
     case Errc::FpduTooShort:
-    case Errc::FpduTooLong:
-    case Errc::FpduPad: return Llp(ecode::kLlpFraming);
+    case Errc::FpduTooLong: return Llp(ecode::kLlpFraming);
     case Errc::FpduCrc: return Llp(ecode::kLlpCrc);
     case Errc::DdpVersion: return tagged ? DdpTagged(ecode::kDdpTVersion) : DdpUntagged(ecode::kDdpUVersion);
     case Errc::DdpReserved: return {Layer::Ddp, etype::kDdpCatastrophic, 0};

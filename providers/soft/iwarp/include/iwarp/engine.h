@@ -42,7 +42,7 @@ namespace iwarp {
 struct EngineOptions {
     uint32_t mss = 1460;               // outbound FPDUs never exceed this (rounded down to 4, >= 64)
     size_t max_inbound_ulpdu = kMaxUlpduLength;
-    bool strict = true;                // reject reserved bits and pad (FpduOptions::strict)
+    bool strict = true;                // reject reserved bits (FpduOptions::strict)
     bool stall_on_missing_receive = true;  // hold the stream (Receive returns Stalled) until
                                            // PostReceive + Resume; false: Terminate at once
     // Sends and Writes complete only once the peer has shown it took them:
@@ -191,6 +191,9 @@ public:
     size_t outstanding_reads() const { return orq_.size(); }  // ours, in flight (<= ORD)
     size_t inbound_reads() const { return irq_.size(); }      // the peer's, queued (<= IRD)
     size_t unconfirmed() const { return unconfirmed_.size(); } // sent, waiting for a Read to confirm
+    // Read Responses with a bad CRC dropped as answers to our zero-length
+    // Reads (FpduOptions::crc_failed_read_responses).
+    uint64_t dropped_bad_crc() const { return dropped_bad_crc_; }
     // confirm_by_read: have what is unconfirmed (lazy operations included)
     // confirmed by a fence Read if no other Read does.
     void RequestConfirmation() { confirm_requested_ = true; }
@@ -307,6 +310,7 @@ private:
     std::deque<RqEntry> rq_;       // rq_[i] takes MSN rx_msn_[kQueueSend] + i
     std::deque<SqSlot> slots_;     // slots_[i] is slot slot_base_ + i
     std::deque<Unconfirmed> unconfirmed_;
+    uint64_t dropped_bad_crc_ = 0;
     uint64_t cover_ = 0;           // a Read queued or sent confirms every slot below this
     uint64_t urgent_below_ = 0;    // an operation below this slot wants prompt confirmation
     bool confirm_requested_ = false;

@@ -36,18 +36,29 @@ struct Segment {
     ReadRequest read;                  // Read Request
     std::span<const uint8_t> header;   // DDP header (+ RDMAP Read Request header) as received
     std::span<const uint8_t> payload;  // ULP data (empty for Read Request)
+    // Its CRC did not match, handed on anyway (FpduOptions::
+    // crc_failed_read_responses): a tagged Read Response, for the engine to
+    // drop if it answers a zero-length Read of ours, else to fault on.
+    bool crc_failed = false;
 };
 
 struct FpduOptions {
     bool crc = false;                     // negotiated at connection setup
     size_t max_ulpdu = kMaxUlpduLength;   // inbound limit (<= 65535)
-    bool strict = true;                   // reject reserved bits and non-zero pad
+    bool strict = true;                   // reject reserved bits (pad values are always ignored)
     // With CRC off: an RDMA Write, Read Response or Send FPDU whose payload
     // is at least this long and has not arrived whole is handed on in pieces
     // as its bytes arrive (Opened, then Piece), not gathered first, so its
     // payload can be placed once, or read from the stream straight into its
     // destination (Skip). 0: never.
     size_t piece_min = 0;
+    // With CRC on: a well-formed tagged Read Response whose CRC does not
+    // match is handed on marked crc_failed instead of failing the stream.
+    // Linux 6.1 siw answers a zero-length Read that finds its transmitter
+    // busy with the bytes of an earlier request's buffer, which the
+    // application may already be rewriting, so their CRC can be wrong. Any
+    // other FPDU with a bad CRC fails as always.
+    bool crc_failed_read_responses = false;
 };
 
 // Validates a ULPDU as a DDP segment. On failure fills *fault and returns
@@ -78,7 +89,7 @@ public:
     // piece_left() payload bytes follow, each run of them as a Piece:
     // segment() with `to` (tagged) or `mo` (untagged) at the piece, `payload`
     // its bytes, `last` only on the final piece of an L segment. The FPDU's pad and CRC are consumed
-    // after the final piece (pad checked when strict, after placement).
+    // after the final piece (the pad is ignored).
     enum class Status : uint8_t { NeedMore, Segment, Error, Opened, Piece };
 
     explicit FpduDecoder(const FpduOptions &options = {}) : opt_(options) {}

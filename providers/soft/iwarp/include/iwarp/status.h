@@ -27,7 +27,6 @@ enum class Errc : uint8_t {
     FpduTooShort,            // ULPDU shorter than the DDP header it must carry
     FpduTooLong,             // ULPDU longer than the configured maximum
     FpduCrc,                 // CRC32c mismatch
-    FpduPad,                 // non-zero pad bytes (strict)
     // DDP / RDMAP header validation
     DdpVersion,
     DdpReserved,             // reserved DDP control bits set (strict)
