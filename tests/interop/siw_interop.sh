@@ -7,7 +7,11 @@
 #   b) ndrping -s here (OpenND is the one-sided initiator), rping -c in the VM;
 # each at rping's default size and at its maximum (65535 B: multi-segment
 # Writes and Read Responses). Together they cover Send, RDMA Write and RDMA
-# Read in both directions, every byte verified (see docs/interop.md).
+# Read in both directions, every byte verified (see docs/interop.md). Then
+# the bulk exchange (tools/ndrping/bulk_protocol.h: both sides Send, Write
+# and Read 1 MiB at once, many requests in flight, every byte verified):
+#   c) verbs_bulk -s in the VM (rdma_cm + verbs on siw), ndrping --bulk -c here;
+#   d) ndrping --bulk -s here, verbs_bulk -c in the VM.
 #
 # The VM gets a tap in network namespace $NETNS (192.168.100.2; this side
 # 192.168.100.1, reached with `ip netns exec`). One VM boot runs every
@@ -16,9 +20,9 @@
 # installs its packages with --install-deps).
 #
 # usage: tests/interop/siw_interop.sh [BUILD_DIR] [options]
-#   BUILD_DIR            build tree with bin/ndrping and its provider catalog (default: build)
-#   --count N            pings per exchange (default 10)
-#   --only a|b           run only one direction
+#   BUILD_DIR            build tree with bin/ndrping, bin/verbs_bulk and the provider catalog (default: build)
+#   --count N            pings per rping exchange (default 10)
+#   --only LIST          run only these directions (comma-separated: a,b,c,d)
 #   --client-pause MS    ndrping -c waits MS between Connect and CompleteConnect (diagnosis)
 #   --keep               keep the work directory (logs, capture) even on success
 # environment: RDMA_VM_RUN (run-vm.sh), SIW_INTEROP_NETNS (default rdmavm)
@@ -41,6 +45,8 @@ case $build in /*) ;; *) build=$root/$build;; esac
 runvm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
 netns=${SIW_INTEROP_NETNS:-rdmavm}
 ndrping=$build/bin/ndrping
+verbs_bulk=$build/bin/verbs_bulk
+bulk_size=1048576 bulk_messages=64
 vm_ip=192.168.100.2 host_ip=192.168.100.1
 host_timeout=20         # ndrping -T: every wait on the host side
 vm_timeout=60           # rping in the VM runs under `timeout` (TCG is slow)
@@ -55,6 +61,8 @@ skip() { echo "siw_interop: SKIP: $*"; exit 77; }
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 [ -x "$runvm" ] || skip "no run-vm.sh at $runvm (set RDMA_VM_RUN)"
 [ -x "$ndrping" ] || { echo "siw_interop: no $ndrping (build first)"; exit 1; }
+# verbs_bulk needs rdma-core's headers at build time (scripts/deps.sh).
+[ -x "$verbs_bulk" ] || { echo "siw_interop: no $verbs_bulk (libibverbs-dev/librdmacm-dev missing at build?)"; exit 1; }
 command -v ip >/dev/null || skip "no ip (iproute2)"
 probe=siw-interop-probe-$$  # can we make a tap in a namespace here (containers)?
 if ! { ip netns add "$probe" && ip -n "$probe" tuntap add dev probe0 mode tap; } 2>/dev/null; then
@@ -83,9 +91,14 @@ trap cleanup EXIT
 # ------------------------------------------------------------ the exchanges
 # id  direction  size  port  crc (1: OpenND asks for CRC32c, OPENND_SOFT_MPA_CRC=1;
 # as the responder it then insists: siw must compute and check it either way)
+# Directions c and d are the bulk exchange: size is the RDMA Write/Read size.
 exchanges=()
-[ "$only" = b ] || exchanges+=("a-64 a 64 7174 0" "a-65535 a 65535 7175 0" "a-crc a 65535 7178 1")
-[ "$only" = a ] || exchanges+=("b-64 b 64 7176 0" "b-65535 b 65535 7177 0" "b-crc b 65535 7179 1")
+want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+want a && exchanges+=("a-64 a 64 7174 0" "a-65535 a 65535 7175 0" "a-crc a 65535 7178 1")
+want b && exchanges+=("b-64 b 64 7176 0" "b-65535 b 65535 7177 0" "b-crc b 65535 7179 1")
+want c && exchanges+=("c-bulk c $bulk_size 7180 0" "c-crc c $bulk_size 7182 1")
+want d && exchanges+=("d-bulk d $bulk_size 7181 0" "d-crc d $bulk_size 7183 1")
+[ ${#exchanges[@]} -gt 0 ] || { echo "siw_interop: --only $only names no direction (a, b, c, d)" >&2; exit 2; }
 
 # vm_script EXCHANGE...: the VM's half, run by busybox sh inside. Per exchange
 # it reports rping's exit status in /host/ID.vm-rc and its output in
@@ -107,10 +120,16 @@ vm_script() {
   local x id dir size port
   for x; do
     read -r id dir size port _ <<<"$x"
-    if [ "$dir" = a ]; then
+    local server="rping -s -a $vm_ip -p $port -C $count -S $size -v"
+    local client="rping -c -a $host_ip -p $port -C $count -S $size -v -V"
+    case $dir in
+      c) server="verbs_bulk -s -a $vm_ip -p $port -S $size -M $bulk_messages -T $vm_timeout";;
+      d) client="verbs_bulk -c -a $host_ip -p $port -S $size -M $bulk_messages -T $vm_timeout";;
+    esac
+    if [ "$dir" = a ] || [ "$dir" = c ]; then
       cat <<EOF
-echo "== $id: rping -s on siw0"
-timeout -k 5 $vm_timeout rping -s -a $vm_ip -p $port -C $count -S $size -v > /host/$id.vm.log 2>&1 &
+echo "== $id: ${server%% *} -s on siw0"
+timeout -k 5 $vm_timeout $server > /host/$id.vm.log 2>&1 &
 rp=\$!; i=0
 while ! listening $port && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done
 if listening $port; then touch /host/$id.vm-ready; fi
@@ -118,9 +137,9 @@ finish $id \$rp
 EOF
     else
       cat <<EOF
-echo "== $id: rping -c on siw0"
+echo "== $id: ${client%% *} -c on siw0"
 if wait_file /host/$id.host-ready /host/$id.host-failed; then
-  timeout -k 5 $vm_timeout rping -c -a $host_ip -p $port -C $count -S $size -v -V > /host/$id.vm.log 2>&1 &
+  timeout -k 5 $vm_timeout $client > /host/$id.vm.log 2>&1 &
   finish $id \$!
 else
   echo "the host side did not start" > /host/$id.vm.log; echo 99 > /host/$id.vm-rc
@@ -143,28 +162,32 @@ ns() { ip netns exec "$netns" "$@"; }
 
 # host_side EXCHANGE: this side of one exchange, paced by the VM's files.
 host_side() {
-  local id dir size port crc sp j
+  local id dir size port crc sp j args listening
   read -r id dir size port crc <<<"$1"
+  case $dir in
+    a|b) args=(-C "$count" -S "$size" -v); listening='^ndrping server: listening';;
+    *) args=(--bulk -C "$bulk_messages" -S "$size"); listening='^ndrping bulk server: listening';;
+  esac
   # OPENND_LOG=4: the provider says how the stream was set up (CRC on or off).
-  if [ "$dir" = a ]; then
-    log "$id: rping -s on siw0 ($vm_ip:$port) <- ndrping -c, $count x $size B"
+  if [ "$dir" = a ] || [ "$dir" = c ]; then
+    log "$id: VM server on siw0 ($vm_ip:$port) <- ndrping ${args[0]} -c"
     if wait_for "$share/$id.vm-ready" "$handover"; then
-      ns env OPENND_SOFT_MPA_CRC="$crc" OPENND_LOG=4 "$ndrping" -c -a "$vm_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
+      ns env OPENND_SOFT_MPA_CRC="$crc" OPENND_LOG=4 "$ndrping" -c -a "$vm_ip" -p "$port" "${args[@]}" -T "$host_timeout" \
         --connect-pause "$pause" > "$work/$id.host.log" 2>&1
       echo $? > "$work/$id.host-rc"
     else
-      echo "rping -s did not start listening in the VM" > "$work/$id.host.log"; echo 99 > "$work/$id.host-rc"
+      echo "the VM server did not start listening" > "$work/$id.host.log"; echo 99 > "$work/$id.host-rc"
     fi
   else
-    log "$id: ndrping -s ($host_ip:$port) <- rping -c on siw0, $count x $size B"
-    ns env OPENND_SOFT_MPA_CRC="$crc" OPENND_LOG=4 "$ndrping" -s -a "$host_ip" -p "$port" -C "$count" -S "$size" -v -T "$host_timeout" \
+    log "$id: ndrping ${args[0]} -s ($host_ip:$port) <- VM client on siw0"
+    ns env OPENND_SOFT_MPA_CRC="$crc" OPENND_LOG=4 "$ndrping" -s -a "$host_ip" -p "$port" "${args[@]}" -T "$host_timeout" \
       > "$work/$id.host.log" 2>&1 &
     sp=$!
     j=0
-    while ! grep -q '^ndrping server: listening' "$work/$id.host.log" && kill -0 $sp 2>/dev/null && [ $j -lt 100 ]; do
+    while ! grep -q "$listening" "$work/$id.host.log" && kill -0 $sp 2>/dev/null && [ $j -lt 100 ]; do
       sleep 0.1; j=$((j + 1))
     done
-    if grep -q '^ndrping server: listening' "$work/$id.host.log"; then touch "$share/$id.host-ready"
+    if grep -q "$listening" "$work/$id.host.log"; then touch "$share/$id.host-ready"
     else touch "$share/$id.host-failed"; fi
     wait $sp; echo $? > "$work/$id.host-rc"
   fi
@@ -178,7 +201,7 @@ boot() {
   local n=$1 x i vrc; shift
   vm_script "$@" > "$work/vm$n.sh"
   log "boot $n: VM with siw0 on $vm_ip (tap in namespace $netns; this side $host_ip)"
-  "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$share" \
+  "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$share" --add "$verbs_bulk" \
     --timeout $((60 + $# * (vm_timeout + 30))) "$work/vm$n.sh" > "$work/vm$n.console" 2>&1 &
   vm_pid=$!
   i=0
@@ -193,7 +216,7 @@ boot() {
     sleep 0.1; i=$((i + 1))
   done
   if command -v tcpdump >/dev/null; then  # for the record (failures print from it)
-    ns tcpdump -Z root -U -s 256 -i vmtap0 -w "$work/capture$n.pcap" tcp >/dev/null 2>&1 &
+    ns tcpdump -Z root -U -s ${SIW_INTEROP_SNAPLEN:-256} -i vmtap0 -w "$work/capture$n.pcap" tcp >/dev/null 2>&1 &
     cap_pid=$!
     sleep 1
   fi
@@ -246,14 +269,23 @@ done
 # b: ndrping -s verified every ping it read from siw memory, and rping -c
 #    (-V) verified every ping OpenND wrote, printing one line per ping
 #    (rping exits 0 on a disconnect too: the count is the check).
+# c, d: both sides printed their three verified steps (the peer's messages,
+#    what it wrote, what we read from it) and PASS: 4 lines each.
 count_lines() { local n; n=$(grep -c "$1" "$2" 2>/dev/null); echo "${n:-0}"; }
 fails=0
-printf '\n%-9s %-44s %-6s %s\n' exchange "host side / VM side" result "pings verified"
+printf '\n%-9s %-48s %-6s %s\n' exchange "host side / VM side" result "verified (pings, or bulk steps)"
 for x in "${exchanges[@]}"; do
   read -r id dir size port crc <<<"$x"
   hrc=$(cat "$work/$id.host-rc" 2>/dev/null || echo not-run)
   vrc=$(cat "$share/$id.vm-rc" 2>/dev/null || echo not-run)
-  if [ "$dir" = a ]; then
+  want=$count
+  if [ "$dir" = c ] || [ "$dir" = d ]; then
+    want=4
+    vping=$(count_lines '^verbs_bulk [a-z]*: .*\(verified$\|PASS\)' "$share/$id.vm.log")
+    hping=$(count_lines '^ndrping bulk [a-z]*: .*\(verified$\|PASS\)' "$work/$id.host.log")
+    if [ "$dir" = c ]; then sides="ndrping --bulk -c rc=$hrc / verbs_bulk -s rc=$vrc"
+    else sides="ndrping --bulk -s rc=$hrc / verbs_bulk -c rc=$vrc"; fi
+  elif [ "$dir" = a ]; then
     vping=$(count_lines '^server ping data: rdma-ping-' "$share/$id.vm.log")
     hping=$(count_lines '^ping data: rdma-ping-' "$work/$id.host.log")
     sides="ndrping -c rc=$hrc / rping -s rc=$vrc"
@@ -266,13 +298,17 @@ for x in "${exchanges[@]}"; do
   want_crc=off; [ "$crc" = 1 ] && want_crc=on
   crc_ok=0; grep -q "iWARP stream set up: .*CRC $want_crc" "$work/$id.host.log" 2>/dev/null && crc_ok=1
   [ $crc_ok = 1 ] || sides="$sides, CRC not $want_crc"
+  # The bulk exchange asks for 4 Reads in flight each way; siw grants them.
+  if [ "$want" = 4 ] && ! grep -q "iWARP stream set up: .*IRD 4, ORD 4" "$work/$id.host.log" 2>/dev/null; then
+    crc_ok=0; sides="$sides, read limits not 4/4"
+  fi
   result=FAIL
-  if [ "$hrc" = 0 ] && [ "$vrc" = 0 ] && [ "$hping" = "$count" ] && [ "$vping" = "$count" ] && [ $crc_ok = 1 ]; then
+  if [ "$hrc" = 0 ] && [ "$vrc" = 0 ] && [ "$hping" = "$want" ] && [ "$vping" = "$want" ] && [ $crc_ok = 1 ]; then
     result=PASS
   else
     fails=$((fails + 1)); echo "$x" >> "$work/failed"
   fi
-  printf '%-9s %-44s %-6s host %s/%s, VM %s/%s\n' "$id" "$sides" $result "$hping" "$count" "$vping" "$count"
+  printf '%-9s %-48s %-6s host %s/%s, VM %s/%s\n' "$id" "$sides" $result "$hping" "$want" "$vping" "$want"
 done
 
 if [ $fails -gt 0 ]; then
@@ -303,8 +339,10 @@ Verified both ways between OpenND (ndsoft over TCP) and Linux siw:
   Send         OpenND -> siw and siw -> OpenND (every exchange)
   RDMA Read    siw reads OpenND memory (a), OpenND reads siw memory (b)
   RDMA Write   siw writes OpenND memory (a), OpenND writes siw memory (b)
-  CRC32c       on in a-crc and b-crc (OpenND asked), off in the others
+  bulk         rdma_cm + verbs on siw against ndrping --bulk, both roles (c, d):
+               $bulk_messages Sends, $bulk_size bytes RDMA Write and Read each way at once
+  CRC32c       on in the -crc exchanges (OpenND asked), off in the others
 EOF
-log "PASS: ${#exchanges[@]} exchanges, $count pings each, every byte verified"
+log "PASS: ${#exchanges[@]} exchanges, every byte verified"
 [ "$keep" = 1 ] && log "logs in $work" || rm -rf "$work"
 exit 0

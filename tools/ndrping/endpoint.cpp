@@ -5,6 +5,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 namespace ndrping {
@@ -120,7 +121,8 @@ void Endpoint::Register(Region &r, size_t size, ULONG flags) {
           "IND2MemoryRegion::Register");
 }
 
-void Endpoint::Open(const kit::IpAddress &local) {
+void Endpoint::Open(const kit::IpAddress &local, const Shape &shape) {
+    shape_ = shape;
     std::string where = kit::ToString(local.sa());
     HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_));
     if (FAILED(hr))
@@ -130,25 +132,26 @@ void Endpoint::Open(const kit::IpAddress &local) {
     ULONG cb = sizeof info_;
     Check(adapter_->Query(&info_, &cb), "IND2Adapter::Query");
     Check(adapter_->CreateOverlappedFile(&file_), "CreateOverlappedFile");
-    Check(adapter_->CreateCompletionQueue(IID_IND2CompletionQueue, file_, 64, 0, 0, reinterpret_cast<void **>(&cq_)),
+    Check(adapter_->CreateCompletionQueue(IID_IND2CompletionQueue, file_, shape.receives + shape.send_queue, 0, 0,
+                                          reinterpret_cast<void **>(&cq_)),
           "CreateCompletionQueue");
-    // rping: max_send_wr 16, max_recv_wr 2, one SGE each way.
-    Check(adapter_->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, kReceives, 16, 1, 1, 0,
+    // One SGE each way, as rping.
+    Check(adapter_->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, shape.receives, shape.send_queue, 1, 1, 0,
                                     reinterpret_cast<void **>(&qp_)),
           "CreateQueuePair");
     Check(adapter_->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&connector_)),
           "CreateConnector");
-    Register(recv_, kInfoBytes * kReceives, ND_MR_FLAG_ALLOW_LOCAL_WRITE);
-    Register(send_, kInfoBytes, 0);
+    Register(recv_, size_t(shape.receive_bytes) * shape.receives, ND_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Register(send_, size_t(shape.send_bytes) * shape.send_slots, 0);
     // Receives go in before the connection exists: the peer's first Send may
     // arrive as soon as it does (an iWARP Send without a Receive is fatal).
-    for (size_t slot = 0; slot < kReceives; ++slot) PostReceive(slot);
+    for (size_t slot = 0; slot < shape.receives; ++slot) PostReceive(slot);
     Debug("adapter for %s: MaxTransferLength %u, read limits in/out %u/%u", where.c_str(), info_.MaxTransferLength,
           info_.MaxInboundReadLimit, info_.MaxOutboundReadLimit);
 }
 
 void Endpoint::PostReceive(size_t slot) {
-    ND2_SGE sge{recv_.data() + slot * kInfoBytes, kInfoBytes, recv_.mr->GetLocalToken()};
+    ND2_SGE sge{recv_.data() + slot * shape_.receive_bytes, shape_.receive_bytes, recv_.mr->GetLocalToken()};
     Check(qp_->Receive(reinterpret_cast<void *>(slot), &sge, 1), "Receive");
 }
 
@@ -172,8 +175,9 @@ void Endpoint::AcceptOne() {
     ULONG in = 0, out = 0;
     if (SUCCEEDED(connector_->GetReadLimits(&in, &out))) Debug("connection request: peer read limits in/out %u/%u", in, out);
     // rping's server accepts with rdma_cm's defaults; one Read in flight each
-    // way is all the protocol uses.
-    hr = Await(connector_, &ov, connector_->Accept(qp_, 1, 1, nullptr, 0, &ov), "Accept to complete");
+    // way is all its protocol uses.
+    hr = Await(connector_, &ov, connector_->Accept(qp_, shape_.read_limit, shape_.read_limit, nullptr, 0, &ov),
+               "Accept to complete");
     if (FAILED(hr)) throw Error("Accept failed: " + StatusName(hr));
     connected_ = true;
     hr = connector_->NotifyDisconnect(&disc_ov_);
@@ -187,7 +191,9 @@ void Endpoint::Connect(const kit::IpAddress &dest, uint32_t pause_ms) {
     OVERLAPPED ov{};
     std::string where = kit::ToString(dest.sa(), true);
     // rping: responder_resources = initiator_depth = 1.
-    HRESULT hr = Await(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 1, 1, nullptr, 0, &ov),
+    HRESULT hr = Await(connector_, &ov,
+                       connector_->Connect(qp_, dest.sa(), dest.length(), shape_.read_limit, shape_.read_limit, nullptr,
+                                           0, &ov),
                        ("the connection to " + where).c_str());
     if (FAILED(hr)) throw Error("cannot connect to " + where + ": " + StatusName(hr));
     if (pause_ms) {
@@ -213,6 +219,12 @@ std::string Endpoint::PeerName() {
     return kit::ToString(a.sa(), true);
 }
 
+ULONG Endpoint::OutboundReadLimit() {
+    ULONG in = 0, out = 0;
+    Check(connector_->GetReadLimits(&in, &out), "IND2Connector::GetReadLimits");
+    return out;
+}
+
 bool Endpoint::Poll() {
     ND2_RESULT r[8];
     ULONG n = cq_->GetResults(r, 8);
@@ -234,9 +246,11 @@ bool Endpoint::Poll() {
             size_t slot = reinterpret_cast<size_t>(r[i].RequestContext);
             Message m;
             m.bytes = r[i].BytesTransferred;
-            std::memcpy(m.data, recv_.data() + slot * kInfoBytes, kInfoBytes);
-            inbox_.push_back(m);
-            if (!closing_) PostReceive(slot);  // at once, as rping's CQ handler does
+            const unsigned char *p = reinterpret_cast<const unsigned char *>(recv_.data()) + slot * shape_.receive_bytes;
+            m.data.assign(p, p + std::min<ULONG>(m.bytes, shape_.receive_bytes));
+            if (m.data.size() < kInfoBytes) m.data.resize(kInfoBytes);
+            inbox_.push_back(std::move(m));
+            if (!closing_ && shape_.repost) PostReceive(slot);  // at once, as rping's CQ handler does
             break;
         }
         case Nd2RequestTypeSend: ++sends_done_; break;
@@ -281,12 +295,12 @@ Message Endpoint::WaitMessage(const char *what) {
     return m;
 }
 
-void Endpoint::WaitCount(const uint64_t *done, uint64_t posted, const char *what) {
+void Endpoint::WaitCount(const uint64_t *done, uint64_t posted, uint64_t in_flight, const char *what) {
     uint64_t now = NowMs(), deadline = now + timeout_ms_, gone_at = 0;
     unsigned rounds = 0;
-    while (*done < posted) {
+    while (*done + in_flight < posted) {
         if (Poll()) rounds = 0;
-        if (*done >= posted) break;
+        if (*done + in_flight >= posted) break;
         now = NowMs();
         if (peer_gone_) {
             if (!gone_at) gone_at = now;
@@ -299,26 +313,35 @@ void Endpoint::WaitCount(const uint64_t *done, uint64_t posted, const char *what
 }
 
 void Endpoint::SendInfo(const BufferInfo &info) {
-    WaitSends("the previous Send to complete");
-    Encode(info, reinterpret_cast<unsigned char *>(send_.data()));
-    ND2_SGE sge{send_.data(), kInfoBytes, send_.mr->GetLocalToken()};
+    unsigned char *buffer = SendBuffer();
+    Encode(info, buffer);
+    SendFrom(buffer, kInfoBytes);
+}
+
+unsigned char *Endpoint::SendBuffer() {
+    WaitSends(shape_.send_slots == 1 ? "the previous Send to complete" : "a Send to complete", shape_.send_slots - 1);
+    return reinterpret_cast<unsigned char *>(send_.data()) + (sends_posted_ % shape_.send_slots) * shape_.send_bytes;
+}
+
+void Endpoint::SendFrom(unsigned char *buffer, ULONG length) {
+    ND2_SGE sge{buffer, length, send_.mr->GetLocalToken()};
     Check(qp_->Send(nullptr, &sge, 1, 0), "Send");
     ++sends_posted_;
 }
 
-void Endpoint::Read(Region &local, uint32_t length, const BufferInfo &remote) {
-    ND2_SGE sge{local.data(), length, local.mr->GetLocalToken()};
-    Debug("RDMA Read %u bytes from 0x%llx token 0x%08x", length, static_cast<unsigned long long>(remote.address),
-          remote.token);
-    Check(qp_->Read(nullptr, &sge, 1, remote.address, remote.token, 0), "Read");
+void Endpoint::Read(Region &local, uint32_t offset, uint32_t length, uint64_t remote_address, uint32_t token) {
+    ND2_SGE sge{local.data() + offset, length, local.mr->GetLocalToken()};
+    Debug("RDMA Read %u bytes from 0x%llx token 0x%08x", length,
+          static_cast<unsigned long long>(remote_address + offset), token);
+    Check(qp_->Read(nullptr, &sge, 1, remote_address + offset, token, 0), "Read");
     ++reads_posted_;
 }
 
-void Endpoint::Write(Region &local, uint32_t length, const BufferInfo &remote) {
-    ND2_SGE sge{local.data(), length, local.mr->GetLocalToken()};
-    Debug("RDMA Write %u bytes to 0x%llx token 0x%08x", length, static_cast<unsigned long long>(remote.address),
-          remote.token);
-    Check(qp_->Write(nullptr, &sge, 1, remote.address, remote.token, 0), "Write");
+void Endpoint::Write(Region &local, uint32_t offset, uint32_t length, uint64_t remote_address, uint32_t token) {
+    ND2_SGE sge{local.data() + offset, length, local.mr->GetLocalToken()};
+    Debug("RDMA Write %u bytes to 0x%llx token 0x%08x", length,
+          static_cast<unsigned long long>(remote_address + offset), token);
+    Check(qp_->Write(nullptr, &sge, 1, remote_address + offset, token, 0), "Write");
     ++writes_posted_;
 }
 

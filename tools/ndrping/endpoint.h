@@ -24,6 +24,9 @@ struct Error : std::runtime_error {
 
 std::string StatusName(HRESULT hr);
 
+constexpr ULONG kRemoteAccess =
+    ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ | ND_MR_FLAG_ALLOW_REMOTE_WRITE;
+
 struct Region {
     std::vector<char> bytes;
     IND2MemoryRegion *mr = nullptr;
@@ -38,7 +41,19 @@ struct Region {
 
 struct Message {
     ULONG bytes = 0;
-    unsigned char data[kInfoBytes] = {};
+    std::vector<unsigned char> data;  // `bytes` of them, and never fewer than kInfoBytes (zero-filled)
+};
+
+// Queue and buffer sizes: rping's by default (one 16-byte Send buffer, two
+// 16-byte Receives, one Read in flight each way).
+struct Shape {
+    ULONG receives = 2;             // rping: max_recv_wr 2, reposted as they complete
+    ULONG receive_bytes = kInfoBytes;
+    ULONG send_slots = 1;           // Send buffers; a Send waits for a free one
+    ULONG send_bytes = kInfoBytes;  // each
+    ULONG send_queue = 16;          // rping: max_send_wr 16
+    ULONG read_limit = 1;           // asked for and granted, each way
+    bool repost = true;             // repost a Receive as soon as it completes
 };
 
 class Endpoint {
@@ -47,7 +62,7 @@ public:
     ~Endpoint();
 
     // Adapter for `local`, CQ, QP, connector, and the message buffers.
-    void Open(const opennd::kit::IpAddress &local);
+    void Open(const opennd::kit::IpAddress &local, const Shape &shape = {});
     void Register(Region &r, size_t size, ULONG flags);
 
     // Server: bind and listen (port 0 picks one); returns the bound port.
@@ -57,21 +72,35 @@ public:
     // Client. `pause_ms` between Connect's completion and CompleteConnect.
     void Connect(const opennd::kit::IpAddress &dest, uint32_t pause_ms);
     std::string PeerName();
+    // Reads we may have in flight on this connection (ND's outbound limit).
+    ULONG OutboundReadLimit();
 
-    // Sends one rping_rdma_info (waits first for the previous Send to finish:
-    // one send buffer, as in rping).
+    // Sends one rping_rdma_info (waits first for a free Send buffer: with
+    // rping's one, for the previous Send to finish).
     void SendInfo(const BufferInfo &info);
-    void Read(Region &local, uint32_t length, const BufferInfo &remote);
-    void Write(Region &local, uint32_t length, const BufferInfo &remote);
+    // A free Send buffer of shape.send_bytes (waits for one), then SendFrom
+    // with the length filled in.
+    unsigned char *SendBuffer();
+    void SendFrom(unsigned char *buffer, ULONG length);
+    void Read(Region &local, uint32_t length, const BufferInfo &remote) {
+        Read(local, 0, length, remote.address, remote.token);
+    }
+    void Write(Region &local, uint32_t length, const BufferInfo &remote) {
+        Write(local, 0, length, remote.address, remote.token);
+    }
+    // `length` bytes at `offset` of `local` from/to `remote_address + offset`.
+    void Read(Region &local, uint32_t offset, uint32_t length, uint64_t remote_address, uint32_t token);
+    void Write(Region &local, uint32_t offset, uint32_t length, uint64_t remote_address, uint32_t token);
 
     // The next received message. Throws on timeout, a failed completion or
     // the peer's disconnect.
     Message WaitMessage(const char *what);
     // Same, but returns false (no throw) when the peer disconnected first.
     bool WaitMessageOrEnd(Message *m, const char *what);
-    void WaitRead(const char *what) { WaitCount(&reads_done_, reads_posted_, what); }
-    void WaitWrite(const char *what) { WaitCount(&writes_done_, writes_posted_, what); }
-    void WaitSends(const char *what) { WaitCount(&sends_done_, sends_posted_, what); }
+    // Wait until at most `in_flight` requests of that kind are outstanding.
+    void WaitRead(const char *what, uint64_t in_flight = 0) { WaitCount(&reads_done_, reads_posted_, in_flight, what); }
+    void WaitWrite(const char *what, uint64_t in_flight = 0) { WaitCount(&writes_done_, writes_posted_, in_flight, what); }
+    void WaitSends(const char *what, uint64_t in_flight = 0) { WaitCount(&sends_done_, sends_posted_, in_flight, what); }
     // Waits up to the timeout for the peer to disconnect; false if it did not.
     bool WaitPeerDisconnect();
     // Local disconnect (bounded), after which nothing more is posted.
@@ -84,7 +113,7 @@ private:
     bool Poll();  // true if anything happened
     void Idle(unsigned *rounds);
     [[noreturn]] void TimedOut(const char *what);
-    void WaitCount(const uint64_t *done, uint64_t posted, const char *what);
+    void WaitCount(const uint64_t *done, uint64_t posted, uint64_t in_flight, const char *what);
     void Debug(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
     uint64_t timeout_ms_;
@@ -97,7 +126,7 @@ private:
     IND2Listener *listener_ = nullptr;
     ND2_ADAPTER_INFO info_{};
 
-    static constexpr size_t kReceives = 2;  // rping: max_recv_wr 2
+    Shape shape_;
     Region recv_, send_;
     std::deque<Message> inbox_;
     uint64_t sends_posted_ = 0, sends_done_ = 0;

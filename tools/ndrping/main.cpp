@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "bulk_protocol.h"
 #include "endpoint.h"
 #include "ndrping.h"
 
@@ -32,9 +33,14 @@ void Usage(FILE *f) {
                  "  -T, --timeout sec  bound on every wait, connection included (default 30)\n"
                  "  --connect-pause ms  client: wait this long between Connect and CompleteConnect\n"
                  "                 (diagnosis: a peer that must not get data at once after it accepts)\n"
+                 "  --bulk         not rping's protocol: OpenND's bulk exchange (tools/ndrping/bulk_protocol.h),\n"
+                 "                 which tests/interop/verbs_bulk speaks over verbs. Both sides Send -C messages\n"
+                 "                 (default %u, at most %u) and RDMA Write and Read -S bytes (default %u, at\n"
+                 "                 most %u) at once, many in flight, and verify every byte\n"
                  "  -h, --help     this text\n"
                  "Exit status 0 only if every ping's data verified; 1 on any failure; 2 on bad usage.\n",
-                 kDefaultPort, kMinSize, kMaxSize, kDefaultSize);
+                 kDefaultPort, kMinSize, kMaxSize, kDefaultSize, BULK_DEFAULT_MESSAGES, BULK_MAX_MESSAGES,
+                 BULK_DEFAULT_SIZE, BULK_MAX_SIZE);
 }
 
 bool ParseUnsigned(const char *text, unsigned long max, unsigned long *out) {
@@ -50,10 +56,12 @@ bool ParseUnsigned(const char *text, unsigned long max, unsigned long *out) {
 Options Parse(int argc, char **argv) {
     static const option longopts[] = {{"timeout", required_argument, nullptr, 'T'},
                                       {"connect-pause", required_argument, nullptr, 'P'},
+                                      {"bulk", no_argument, nullptr, 'B'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     Options o;
     unsigned long v = 0;
+    bool count_given = false;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":a:I:p:C:S:T:scvVdh", longopts, nullptr)) != -1) {
@@ -67,11 +75,10 @@ Options Parse(int argc, char **argv) {
         case 'C':
             if (!ParseUnsigned(optarg, 0x7fffffff, &v)) throw std::invalid_argument(std::string("bad count: ") + optarg);
             o.count = static_cast<uint32_t>(v);
+            count_given = true;
             break;
         case 'S':
-            if (!ParseUnsigned(optarg, kMaxSize, &v) || v < kMinSize)
-                throw std::invalid_argument(std::string("invalid size ") + optarg + " (valid range is " +
-                                            std::to_string(kMinSize) + " to " + std::to_string(kMaxSize) + ")");
+            if (!ParseUnsigned(optarg, 0xffffffff, &v)) throw std::invalid_argument(std::string("bad size: ") + optarg);
             o.size = static_cast<uint32_t>(v);
             o.size_given = true;
             break;
@@ -91,6 +98,7 @@ Options Parse(int argc, char **argv) {
         case 'v': ++o.verbose; break;
         case 'V': break;  // always on
         case 'd': o.debug = true; break;
+        case 'B': o.bulk = true; break;
         case 'h':
             Usage(stdout);
             std::exit(0);
@@ -104,6 +112,14 @@ Options Parse(int argc, char **argv) {
         throw std::invalid_argument(o.server ? "-a: the address to listen on is required (an ND adapter's address)"
                                              : "-a: the server's address is required");
     if (o.server && !o.source.empty()) throw std::invalid_argument("-I is for the client");
+    uint32_t min = o.bulk ? 1 : kMinSize, max = o.bulk ? BULK_MAX_SIZE : kMaxSize;
+    if (!o.size_given) o.size = o.bulk ? BULK_DEFAULT_SIZE : kDefaultSize;
+    if (o.size < min || o.size > max)
+        throw std::invalid_argument("invalid size " + std::to_string(o.size) + " (valid range is " +
+                                    std::to_string(min) + " to " + std::to_string(max) + ")");
+    if (o.bulk && !count_given) o.count = BULK_DEFAULT_MESSAGES;
+    if (o.bulk && o.count > BULK_MAX_MESSAGES)
+        throw std::invalid_argument("--bulk: at most " + std::to_string(BULK_MAX_MESSAGES) + " messages (-C)");
     return o;
 }
 
@@ -125,7 +141,7 @@ int main(int argc, char **argv) {
     }
     int rc = 1;
     try {
-        rc = o.server ? RunServer(o) : RunClient(o);
+        rc = o.bulk ? RunBulk(o) : o.server ? RunServer(o) : RunClient(o);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "ndrping %s: error: %s\n", o.server ? "server" : "client", e.what());
         rc = 1;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "opennd/kit/address.h"
+
 namespace ndrping {
 
 struct Options {
@@ -21,10 +23,17 @@ struct Options {
     bool debug = false;   // -d
     uint64_t timeout_ms = 30000;
     uint32_t connect_pause_ms = 0;  // client: between Connect and CompleteConnect
+    bool bulk = false;    // --bulk: the bulk exchange (bulk_protocol.h) instead of rping's
 };
 
-// Both return the process exit status; failures throw Error.
+// All return the process exit status; failures throw Error.
 int RunClient(const Options &o);
 int RunServer(const Options &o);
+int RunBulk(const Options &o);  // either role
+
+// A host name or numeric address; throws Error naming `what`.
+opennd::kit::IpAddress Resolve(const std::string &text, const char *what);
+// The client's destination (-a, -p) and local address (-I, or by route).
+void ClientAddresses(const Options &o, opennd::kit::IpAddress *dest, opennd::kit::IpAddress *local);
 
 }  // namespace ndrping

@@ -14,8 +14,14 @@ namespace ndrping {
 namespace kit = opennd::kit;
 namespace {
 
-constexpr ULONG kRemoteAccess =
-    ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ | ND_MR_FLAG_ALLOW_REMOTE_WRITE;
+void CheckMessage(const Message &m, const char *what) {
+    // rping treats any other length as "bogus data".
+    if (m.bytes != kInfoBytes)
+        throw Error(std::string(what) + ": received " + std::to_string(m.bytes) + " bytes, rping sends " +
+                    std::to_string(kInfoBytes));
+}
+
+}  // namespace
 
 kit::IpAddress Resolve(const std::string &text, const char *what) {
     kit::IpAddress a;
@@ -31,29 +37,24 @@ kit::IpAddress Resolve(const std::string &text, const char *what) {
     throw Error(std::string("cannot resolve the ") + what + " address '" + text + "'");
 }
 
-void CheckMessage(const Message &m, const char *what) {
-    // rping treats any other length as "bogus data".
-    if (m.bytes != kInfoBytes)
-        throw Error(std::string(what) + ": received " + std::to_string(m.bytes) + " bytes, rping sends " +
-                    std::to_string(kInfoBytes));
-}
-
-}  // namespace
-
-int RunClient(const Options &o) {
-    kit::IpAddress dest = Resolve(o.address, "server");
-    kit::SetPort(dest.sa(), o.port);
-    kit::IpAddress local;
+void ClientAddresses(const Options &o, kit::IpAddress *dest, kit::IpAddress *local) {
+    *dest = Resolve(o.address, "server");
+    kit::SetPort(dest->sa(), o.port);
     if (!o.source.empty()) {
-        local = Resolve(o.source, "source");
+        *local = Resolve(o.source, "source");
     } else {
-        SIZE_T len = sizeof local.storage;
-        HRESULT hr = NdResolveAddress(dest.sa(), dest.length(), local.sa(), &len);
+        SIZE_T len = sizeof local->storage;
+        HRESULT hr = NdResolveAddress(dest->sa(), dest->length(), local->sa(), &len);
         if (FAILED(hr))
-            throw Error("no local ND address to reach " + kit::ToString(dest.sa()) + ": NdResolveAddress failed: " +
+            throw Error("no local ND address to reach " + kit::ToString(dest->sa()) + ": NdResolveAddress failed: " +
                         StatusName(hr) + " (give one with -I)");
     }
-    kit::SetPort(local.sa(), 0);
+    kit::SetPort(local->sa(), 0);
+}
+
+int RunClient(const Options &o) {
+    kit::IpAddress dest, local;
+    ClientAddresses(o, &dest, &local);
 
     Endpoint ep(o.timeout_ms, o.debug);
     ep.Open(local);
@@ -106,7 +107,7 @@ int RunServer(const Options &o) {
         Message m;
         if (!ep.WaitMessageOrEnd(&m, step.c_str())) break;  // the client is done
         CheckMessage(m, step.c_str());
-        BufferInfo src = Decode(m.data);
+        BufferInfo src = Decode(m.data.data());
         if (src.size < 1 || src.size > kServerBufferBytes)
             throw Error(step + ": size " + std::to_string(src.size) + " is out of range");
         if (o.size_given && src.size != o.size)
@@ -126,7 +127,7 @@ int RunServer(const Options &o) {
         step = "ping " + std::to_string(ping) + ": the client's sink buffer";
         m = ep.WaitMessage(step.c_str());
         CheckMessage(m, step.c_str());
-        BufferInfo sink = Decode(m.data);
+        BufferInfo sink = Decode(m.data.data());
         uint32_t length = static_cast<uint32_t>(strnlen(buf.data(), size)) + 1;  // rping: strlen + 1
         if (length > sink.size)
             throw Error(step + ": " + std::to_string(sink.size) + " bytes, too small for the " +
