@@ -16,7 +16,7 @@ step "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 step "tests"
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300 || { bash scripts/failure-summary.sh build; exit 1; }
 
 step "install and packaging checks"
 bash scripts/check-install.sh build
@@ -26,7 +26,8 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=address,unde
 cmake --build build-asan -j"$jobs"
 step "tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600 ||
+  { bash scripts/failure-summary.sh build-asan; exit 1; }
 
 step "build with ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
@@ -38,7 +39,8 @@ step "concurrency tests under TSan"
 # across processes (what hardware DMA does invisibly), so it reports a race.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
-  -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Hostile|Ndk|Smbd)|CrossMemoryAttach|_Tcp|ListenerLimits'
+  -R '^(Win32|Overlapped|CompletionQueue|ReaderGate|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Hostile|Ndk|Smbd)|CrossMemoryAttach|_Tcp|ListenerLimits' ||
+  { bash scripts/failure-summary.sh build-tsan; exit 1; }
 
 # The iWARP decoders and engine fed hostile bytes (fuzz/README.md): a short
 # libFuzzer run from the checked-in corpus, ASan+UBSan and the harness's
