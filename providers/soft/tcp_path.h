@@ -185,6 +185,7 @@ private:
     bool logged_crc_quirk_ = false;  // said once that a siw quirk was tolerated
     uint64_t stalled_since_ms_ = 0;
     uint64_t silent_since_ms_ = 0;
+    uint64_t tx_blocked_since_ms_ = 0;  // the socket refused our bytes since (0: it takes them)
     // The socket refused more (EAGAIN): polls before this time do not try
     // again (the progress thread's writability event does, at once).
     uint64_t tx_retry_ns_ = 0;

@@ -229,6 +229,18 @@ void TcpPath::ReadSocketLocked() {
 // unanswered. After the TCP timeout with requests waiting for the peer and
 // not a byte from it, the connection is over (ND_CANCELED, bounded).
 void TcpPath::CheckSilenceLocked() {
+    // A peer that keeps sending but stops reading (its window stays shut)
+    // answers, so silence alone never ends it: neither does keepalive. The
+    // kernel's TCP_USER_TIMEOUT covers a zero window on recent kernels; this
+    // does not depend on that.
+    if (tx_blocked_since_ms_ != 0 && TxPendingLocked() && !engine_.failed() && !eof_ &&
+        NowMs() - tx_blocked_since_ms_ > silence_limit_ms_) {
+        OPENND_SOFT_LOG("the peer has read nothing for %u ms: ending the connection", silence_limit_ms_);
+        engine_.Abort(true);
+        eof_ = true;
+        shutdown(fd_, SHUT_RDWR);
+        return;
+    }
     bool waiting = engine_.unconfirmed() > 0 || engine_.outstanding_reads() > 0 || TxPendingLocked();
     if (!waiting || engine_.failed() || eof_) {
         silent_since_ms_ = 0;
@@ -277,7 +289,10 @@ void TcpPath::WriteSocketLocked() {
         ssize_t n = sendmsg(fd_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) tx_retry_ns_ = NowNs() + kTxRetryNs;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                tx_retry_ns_ = NowNs() + kTxRetryNs;
+                if (tx_blocked_since_ms_ == 0) tx_blocked_since_ms_ = NowMs();  // see CheckSilenceLocked
+            }
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 eof_ = true;  // the connection broke
                 own_.clear();
@@ -286,6 +301,7 @@ void TcpPath::WriteSocketLocked() {
             }
             return;
         }
+        tx_blocked_since_ms_ = 0;  // the peer reads
         size_t offered = 0;
         for (size_t i = 0; i < n_iov; ++i) offered += iov[i].iov_len;
         // Taken in part: the socket is full, and asking again now would only

@@ -12,10 +12,11 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 
 start_server() {  # start_server ARGS...: sets $server and $port
   port=
+  rm -f "$dir/server.log"  # not the last server's port: the new one may not have written yet
   OPENND_LOG=4 timeout 60 "$ndrping" --bulk -s -a "$addr" -p 0 -T 20 "$@" >"$dir/server.log" 2>&1 &
   server=$!
   for _ in $(seq 100); do
-    port=$(sed -n 's/^ndrping bulk server: listening on .* port \([0-9]*\)$/\1/p' "$dir/server.log")
+    port=$(sed -n 's/^ndrping bulk server: listening on .* port \([0-9]*\)$/\1/p' "$dir/server.log" 2>/dev/null)
     [ -n "$port" ] && return 0
     kill -0 $server 2>/dev/null || break
     sleep 0.1

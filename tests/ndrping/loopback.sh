@@ -10,10 +10,11 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 
 pair() {  # pair COUNT SIZE: one server + client run
   local count=$1 size=$2 port= i
+  rm -f "$dir/server.log"  # not the last server's port: the new one may not have written yet
   timeout 60 "$ndrping" -s -a "$addr" -p 0 -C "$count" -S "$size" -v -T 20 >"$dir/server.log" 2>&1 &
   local server=$!
   for i in $(seq 100); do
-    port=$(sed -n 's/^ndrping server: listening on .* port \([0-9]*\)$/\1/p' "$dir/server.log")
+    port=$(sed -n 's/^ndrping server: listening on .* port \([0-9]*\)$/\1/p' "$dir/server.log" 2>/dev/null)
     [ -n "$port" ] && break
     kill -0 $server 2>/dev/null || break
     sleep 0.1

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "iwarp/fpdu.h"
 #include "iwarp/handshake.h"
 #include "support/nd_session.h"
 
@@ -181,6 +182,55 @@ TEST_F(HostileTcpClient, GarbageAfterTheHandshakeEndsOnlyThatConnection) {
         EXPECT_NE(got.Status, ND_IO_TIMEOUT) << "the accepted QP's receive was never flushed";
     }
     RealClientStillServed();
+}
+
+// A live peer that stops reading: it completes the handshake and keeps
+// sending (a zero-length RDMA Write every 50 ms, which the provider accepts
+// and answers nothing to), but never reads, so the provider's socket fills
+// with its Sends. Inbound bytes must not count as progress: once nothing of
+// ours has left for the TCP timeout (set short here), the connection ends
+// and every request completes exactly once, with an error, bounded.
+TEST_F(HostileTcpClient, ALivePeerThatStopsReadingEndsTheConnectionWithinTheTimeout) {
+    setenv("OPENND_SOFT_TCP_TIMEOUT_MS", "1000", 1);
+    Endpoint accepted;
+    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
+    constexpr int kSends = 8;
+    constexpr size_t kSendBytes = 1 << 20;
+    Buffer b(kSendBytes);
+    ASSERT_TRUE(b.Register(accepted));
+    ND2_SGE r = b.Sge(0, 64);
+    ASSERT_EQ(accepted.qp->Receive(nullptr, &r, 1), ND_SUCCESS);
+    auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
+    Socket s;
+    ASSERT_TRUE(Handshake(s, iwarp::MpaConfig{})) << "the provider did not complete the handshake";
+    int small = 4096;  // a small window (no autotuning): 8 MiB of Sends fill it for sure
+    ASSERT_EQ(setsockopt(s.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+    std::vector<uint8_t> write0;  // the RTR if one was negotiated, else just a Write
+    iwarp::EncodeTagged(&write0, iwarp::Opcode::RdmaWrite, true, 1, 0, {}, false);
+    ASSERT_TRUE(s.SendAll(write0));
+    ASSERT_TRUE(accepting.get()) << accepted.error;
+
+    for (int i = 0; i < kSends; ++i) {
+        ND2_SGE sge = b.Sge(0, kSendBytes);
+        ASSERT_EQ(accepted.qp->Send(reinterpret_cast<void *>(uintptr_t(i + 1)), &sge, 1, 0), ND_SUCCESS);
+    }
+    const uint64_t start = NowMs();
+    std::vector<ND2_RESULT> done;
+    while (done.size() < kSends + 1 && NowMs() - start < 20000) {
+        ASSERT_TRUE(s.SendAll(write0)) << "the provider closed the stream before completing its requests";
+        for (ND2_RESULT got; accepted.cq->GetResults(&got, 1) == 1;) done.push_back(got);
+        usleep(50 * 1000);
+    }
+    const uint64_t took = NowMs() - start;
+    ASSERT_EQ(done.size(), size_t{kSends + 1}) << "requests still open after " << took << " ms";
+    EXPECT_LT(took, 10000u) << "a peer that never reads held the connection for " << took << " ms";
+    int sends = 0;
+    for (const ND2_RESULT &got : done) {
+        EXPECT_NE(got.Status, ND_SUCCESS) << "a Send completed although the peer read nothing";
+        sends += got.RequestType == Nd2RequestTypeSend;
+    }
+    EXPECT_EQ(sends, kSends);
+    EXPECT_EQ(accepted.Next(300).Status, ND_IO_TIMEOUT) << "a request completed twice";
 }
 
 // RFC 5044: CRC is used when either side asks. The provider asks for none
