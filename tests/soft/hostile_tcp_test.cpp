@@ -111,6 +111,14 @@ protected:
         if (out) *out = init.negotiated();
         return init.status() == iwarp::HandshakeStatus::Connected;
     }
+    // `accepted` on the listener with one 64-byte Receive posted in `b`,
+    // ready for its Accept; the TCP timeout shortened to 1 s first.
+    bool ReadyToAccept(Endpoint &accepted, Buffer &b) {
+        setenv("OPENND_SOFT_TCP_TIMEOUT_MS", "1000", 1);
+        if (!accepted.OpenOn(*server_) || !b.Register(accepted)) return false;
+        ND2_SGE r = b.Sge(0, 64);
+        return accepted.qp->Receive(nullptr, &r, 1) == ND_SUCCESS;
+    }
     // A real client over TCP: connects to the same listener and exchanges a
     // Send each way, data checked.
     void RealClientStillServed() {
@@ -157,13 +165,9 @@ TEST_F(HostileTcpClient, GarbageInsteadOfAnMpaRequestEndsOnlyThatConnection) {
 // (set short here); the Accept under way fails or, if it completed, the
 // accepted QP's receive is flushed.
 TEST_F(HostileTcpClient, GarbageAfterTheHandshakeEndsOnlyThatConnection) {
-    setenv("OPENND_SOFT_TCP_TIMEOUT_MS", "1000", 1);
     Endpoint accepted;
-    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
     Buffer b(4096);
-    ASSERT_TRUE(b.Register(accepted));
-    ND2_SGE r = b.Sge(0, 64);
-    ASSERT_EQ(accepted.qp->Receive(nullptr, &r, 1), ND_SUCCESS);
+    ASSERT_TRUE(ReadyToAccept(accepted, b)) << accepted.error;
     auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
     {
         Socket s;
@@ -191,15 +195,11 @@ TEST_F(HostileTcpClient, GarbageAfterTheHandshakeEndsOnlyThatConnection) {
 // ours has left for the TCP timeout (set short here), the connection ends
 // and every request completes exactly once, with an error, bounded.
 TEST_F(HostileTcpClient, ALivePeerThatStopsReadingEndsTheConnectionWithinTheTimeout) {
-    setenv("OPENND_SOFT_TCP_TIMEOUT_MS", "1000", 1);
-    Endpoint accepted;
-    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
     constexpr int kSends = 8;
     constexpr size_t kSendBytes = 1 << 20;
+    Endpoint accepted;
     Buffer b(kSendBytes);
-    ASSERT_TRUE(b.Register(accepted));
-    ND2_SGE r = b.Sge(0, 64);
-    ASSERT_EQ(accepted.qp->Receive(nullptr, &r, 1), ND_SUCCESS);
+    ASSERT_TRUE(ReadyToAccept(accepted, b)) << accepted.error;
     auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
     Socket s;
     ASSERT_TRUE(Handshake(s, iwarp::MpaConfig{})) << "the provider did not complete the handshake";
