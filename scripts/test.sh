@@ -70,7 +70,7 @@ if [ "${OPENND_SKIP_INTEROP:-0}" = 1 ]; then
 elif [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ] || [ ! -x "$runvm" ]; then
   step "interop with Linux siw: skipped (needs root, /dev/net/tun and $runvm)"
 else
-  step "interop with Linux siw in a VM (rping <-> ndrping)"
+  step "interop with Linux siw in a VM (rping <-> ndrping, verbs_bulk <-> ndrping --bulk)"
   rc=0
   RDMA_VM_RUN=$runvm timeout 2400 bash tests/interop/siw_interop.sh build || rc=$?
   if [ $rc = 77 ]; then
