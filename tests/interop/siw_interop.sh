@@ -12,6 +12,7 @@
 # and Read 1 MiB at once, many requests in flight, every byte verified):
 #   c) verbs_bulk -s in the VM (rdma_cm + verbs on siw), ndrping --bulk -c here;
 #   d) ndrping --bulk -s here, verbs_bulk -c in the VM.
+# One exchange of each direction runs over IPv6 too (ids ending in -v6).
 #
 # The VM gets a tap in network namespace $NETNS (192.168.100.2; this side
 # 192.168.100.1, reached with `ip netns exec`). One VM boot runs every
@@ -47,7 +48,8 @@ netns=${SIW_INTEROP_NETNS:-rdmavm}
 ndrping=$build/bin/ndrping
 verbs_bulk=$build/bin/verbs_bulk
 bulk_size=1048576 bulk_messages=64
-vm_ip=192.168.100.2 host_ip=192.168.100.1
+vm_ip4=192.168.100.2 host_ip4=192.168.100.1
+vm_ip6=fd77:100::2 host_ip6=fd77:100::1  # added to the tap link by this script
 host_timeout=20         # ndrping -T: every wait on the host side
 vm_timeout=60           # rping in the VM runs under `timeout` (TCG is slow)
 handover=90             # waiting for the other side of an exchange
@@ -91,13 +93,14 @@ trap cleanup EXIT
 # ------------------------------------------------------------ the exchanges
 # id  direction  size  port  crc (1: OpenND asks for CRC32c, OPENND_SOFT_MPA_CRC=1;
 # as the responder it then insists: siw must compute and check it either way)
+# [ip version, default 4]
 # Directions c and d are the bulk exchange: size is the RDMA Write/Read size.
 exchanges=()
 want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
-want a && exchanges+=("a-64 a 64 7174 0" "a-65535 a 65535 7175 0" "a-crc a 65535 7178 1")
-want b && exchanges+=("b-64 b 64 7176 0" "b-65535 b 65535 7177 0" "b-crc b 65535 7179 1")
-want c && exchanges+=("c-bulk c $bulk_size 7180 0" "c-crc c $bulk_size 7182 1")
-want d && exchanges+=("d-bulk d $bulk_size 7181 0" "d-crc d $bulk_size 7183 1")
+want a && exchanges+=("a-64 a 64 7174 0" "a-65535 a 65535 7175 0" "a-crc a 65535 7178 1" "a-v6 a 65535 7184 0 6")
+want b && exchanges+=("b-64 b 64 7176 0" "b-65535 b 65535 7177 0" "b-crc b 65535 7179 1" "b-v6 b 65535 7185 0 6")
+want c && exchanges+=("c-bulk c $bulk_size 7180 0" "c-crc c $bulk_size 7182 1" "c-v6 c $bulk_size 7186 0 6")
+want d && exchanges+=("d-bulk d $bulk_size 7181 0" "d-crc d $bulk_size 7183 1" "d-v6 d $bulk_size 7187 0 6")
 [ ${#exchanges[@]} -gt 0 ] || { echo "siw_interop: --only $only names no direction (a, b, c, d)" >&2; exit 2; }
 
 # vm_script EXCHANGE...: the VM's half, run by busybox sh inside. Per exchange
@@ -106,9 +109,12 @@ want d && exchanges+=("d-bulk d $bulk_size 7181 0" "d-crc d $bulk_size 7183 1")
 # connection, where even SIGKILL does not end it: the VM then reports "hung"
 # 5 s after the host side is done and moves on (a new port per exchange).
 vm_script() {
+  # The IPv6 address of the -v6 exchanges, usable at once (no duplicate
+  # address detection on a link of two).
+  echo 'echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad 2>/dev/null; ip -6 addr add '$vm_ip6'/64 dev eth0'
   echo 'echo VM-READY'
   echo 'wait_file() { i=0; while [ ! -e "$1" ] && [ ! -e "$2" ] && [ $i -lt '$((handover * 10))' ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }'
-  echo 'listening() { grep -q ":$(printf %04X $1) 00000000:0000 0A" /proc/net/tcp; }'
+  echo 'listening() { grep -qE ":$(printf %04X $1) 0+:0000 0A" /proc/net/tcp /proc/net/tcp6; }'
   echo 'finish() {  # finish ID PID: exit status of PID into /host/ID.vm-rc, bounded by the host side
   j=0
   while kill -0 $2 2>/dev/null; do
@@ -119,7 +125,9 @@ vm_script() {
 }'
   local x id dir size port
   for x; do
-    read -r id dir size port _ <<<"$x"
+    read -r id dir size port _ ipv <<<"$x"
+    local vm_ip=$vm_ip4 host_ip=$host_ip4
+    [ "${ipv:-4}" = 6 ] && vm_ip=$vm_ip6 host_ip=$host_ip6
     local server="rping -s -a $vm_ip -p $port -C $count -S $size -v"
     local client="rping -c -a $host_ip -p $port -C $count -S $size -v -V"
     case $dir in
@@ -162,8 +170,9 @@ ns() { ip netns exec "$netns" "$@"; }
 
 # host_side EXCHANGE: this side of one exchange, paced by the VM's files.
 host_side() {
-  local id dir size port crc sp j args listening
-  read -r id dir size port crc <<<"$1"
+  local id dir size port crc ipv sp j args listening vm_ip=$vm_ip4 host_ip=$host_ip4
+  read -r id dir size port crc ipv <<<"$1"
+  [ "${ipv:-4}" = 6 ] && vm_ip=$vm_ip6 host_ip=$host_ip6
   case $dir in
     a|b) args=(-C "$count" -S "$size" -v); listening='^ndrping server: listening';;
     *) args=(--bulk -C "$bulk_messages" -S "$size"); listening='^ndrping bulk server: listening';;
@@ -200,7 +209,7 @@ host_side() {
 boot() {
   local n=$1 x i vrc; shift
   vm_script "$@" > "$work/vm$n.sh"
-  log "boot $n: VM with siw0 on $vm_ip (tap in namespace $netns; this side $host_ip)"
+  log "boot $n: VM with siw0 on $vm_ip4 and $vm_ip6 (tap in namespace $netns; this side $host_ip4, $host_ip6)"
   "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$share" --add "$verbs_bulk" \
     --timeout $((60 + $# * (vm_timeout + 30))) "$work/vm$n.sh" > "$work/vm$n.console" 2>&1 &
   vm_pid=$!
@@ -215,6 +224,7 @@ boot() {
     fi
     sleep 0.1; i=$((i + 1))
   done
+  ns ip addr add "$host_ip6/64" dev vmtap0 nodad 2>/dev/null  # (gone with the tap when the VM exits)
   if command -v tcpdump >/dev/null; then  # for the record (failures print from it)
     ns tcpdump -Z root -U -s ${SIW_INTEROP_SNAPLEN:-256} -i vmtap0 -w "$work/capture$n.pcap" tcp >/dev/null 2>&1 &
     cap_pid=$!
@@ -275,7 +285,7 @@ count_lines() { local n; n=$(grep -c "$1" "$2" 2>/dev/null); echo "${n:-0}"; }
 fails=0
 printf '\n%-9s %-48s %-6s %s\n' exchange "host side / VM side" result "verified (pings, or bulk steps)"
 for x in "${exchanges[@]}"; do
-  read -r id dir size port crc <<<"$x"
+  read -r id dir size port crc ipv <<<"$x"
   hrc=$(cat "$work/$id.host-rc" 2>/dev/null || echo not-run)
   vrc=$(cat "$share/$id.vm-rc" 2>/dev/null || echo not-run)
   want=$count
@@ -298,6 +308,10 @@ for x in "${exchanges[@]}"; do
   want_crc=off; [ "$crc" = 1 ] && want_crc=on
   crc_ok=0; grep -q "iWARP stream set up: .*CRC $want_crc" "$work/$id.host.log" 2>/dev/null && crc_ok=1
   [ $crc_ok = 1 ] || sides="$sides, CRC not $want_crc"
+  # An IPv6 exchange names the VM's IPv6 address as its peer.
+  if [ "${ipv:-4}" = 6 ] && ! grep -q "\[$vm_ip6\]" "$work/$id.host.log" 2>/dev/null; then
+    crc_ok=0; sides="$sides, not over IPv6"
+  fi
   # The bulk exchange asks for 4 Reads in flight each way; siw grants them.
   if [ "$want" = 4 ] && ! grep -q "iWARP stream set up: .*IRD 4, ORD 4" "$work/$id.host.log" 2>/dev/null; then
     crc_ok=0; sides="$sides, read limits not 4/4"
@@ -342,6 +356,7 @@ Verified both ways between OpenND (ndsoft over TCP) and Linux siw:
   bulk         rdma_cm + verbs on siw against ndrping --bulk, both roles (c, d):
                $bulk_messages Sends, $bulk_size bytes RDMA Write and Read each way at once
   CRC32c       on in the -crc exchanges (OpenND asked), off in the others
+  IPv6         the -v6 exchanges ($host_ip6 <-> $vm_ip6), IPv4 the others
 EOF
 log "PASS: ${#exchanges[@]} exchanges, every byte verified"
 [ "$keep" = 1 ] && log "logs in $work" || rm -rf "$work"
