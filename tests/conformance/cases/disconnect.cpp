@@ -1,6 +1,8 @@
 // Disconnect and flush (§6.8 with COMPAT-NOTES): NotifyDisconnect, local
 // and remote disconnect, release without Disconnect, and the peer process
 // killed with SIGKILL in the middle of a transfer. Run once per address.
+#include <signal.h>
+
 #include "suite.h"
 
 namespace ndc {
@@ -184,6 +186,11 @@ TEST_P(Disconnect, PeerKilledMidTransfer) {
         }
     }
     ASSERT_GE(received, 200) << "the stream did not get going";
+    // Stopped first, in the middle of its stream, so that our Sends cannot be
+    // taken before it dies: a peer that ran on could deliver them, and fill
+    // every receive we left posted, in the moment before the kill lands (seen
+    // under load), and then nothing would be left to flush.
+    ASSERT_EQ(kill(p.peer.pid(), SIGSTOP), 0);
     for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 65536));
     p.peer.Kill();
     // Outstanding requests: kWindow receives (minus those that completed
