@@ -10,6 +10,16 @@ namespace opennd::kit {
 namespace {
 using CqRegistry = Registry<CompletionQueue, IND2CompletionQueue>;
 
+// The array of the GetResults call this thread is in, while its pollers run
+// on an empty CQ (see the header).
+struct DirectSink {
+    const CompletionQueue *cq;
+    ND2_RESULT *out;
+    ULONG n;
+    ULONG got;
+};
+thread_local DirectSink *t_direct __attribute__((tls_model("initial-exec"))) = nullptr;
+
 uint64_t RingSize(uint64_t depth) {
     uint64_t n = 1;
     while (n < depth) n <<= 1;
@@ -69,10 +79,17 @@ bool CompletionQueue::AnyTriggeredLocked() const {
 void CompletionQueue::FireLocked(HRESULT status) {
     for (const ArmedRequest &a : armed_) requests_.Complete(a.ov, status);  // cancelled ones are skipped
     armed_.clear();
+    any_armed_.store(false, std::memory_order_relaxed);
     notified_ = tail_;
 }
 
 bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
+    DirectSink *d = t_direct;
+    if (d && d->cq == this && d->got < d->n && !any_armed_.load(std::memory_order_relaxed) &&
+        published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_acquire)) {
+        d->out[d->got++] = result;
+        return true;
+    }
     std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return false;
     if (tail_ - head_ == depth_) {
@@ -103,17 +120,23 @@ void CompletionQueue::RemovePoller(CqPoller *p) {
 }
 
 ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
+    ULONG got = 0;
     {
         ReaderScope reading(pollers_gate_);
-        if (reading.open())
+        if (reading.open()) {
+            DirectSink sink{this, results, n, 0};
+            DirectSink *outer = t_direct;
+            t_direct = &sink;
             for (CqPoller *p : pollers_) p->PollForCq();
+            t_direct = outer;
+            got = sink.got;
+        }
     }
-    if (published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_relaxed)) return 0;
+    if (got == n || published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_acquire)) return got;
     std::lock_guard<SpinLock> lock(mu_);
-    if (overrun_) return 0;
-    ULONG got = 0;
+    if (overrun_) return got;
     while (got < n && head_ < tail_) results[got++] = ring_[head_++ & mask_];
-    taken_.store(head_, std::memory_order_relaxed);
+    taken_.store(head_, std::memory_order_release);
     return got;
 }
 
@@ -127,6 +150,7 @@ HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
         HRESULT hr = requests_.Begin(ov);
         if (hr != ND_PENDING) return hr;
         armed_.push_back({ov, type});
+        any_armed_.store(true, std::memory_order_relaxed);
         if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
         still_armed = !armed_.empty();
     }
@@ -157,6 +181,7 @@ HRESULT CompletionQueue::GetNotifyAffinity(USHORT *group, KAFFINITY *affinity) {
 HRESULT CompletionQueue::CancelOverlappedRequests() {
     std::lock_guard<SpinLock> lock(mu_);
     armed_.clear();
+    any_armed_.store(false, std::memory_order_relaxed);
     return requests_.CancelAll();
 }
 

@@ -12,26 +12,20 @@
 #include <thread>
 
 namespace opennd::kit {
+namespace gate_detail {
+thread_local ThreadRecord *t_record __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<bool> g_light{false};  // decided before any gate exists (ReaderGate's constructor)
+}  // namespace gate_detail
 namespace {
 
-// One per thread that has read through a gate. `inside` is written by its
-// thread only and read by editors; `depth` (slots in use) is the thread's.
-struct ThreadRecord {
-    ThreadRecord() = default;
-    explicit ThreadRecord(int d) : depth(d) {}
-    std::atomic<const ReaderGate *> inside[ReaderGate::kMaxDepth] = {};
-    int depth = 0;
-    ThreadRecord *prev = nullptr, *next = nullptr;
-};
+using gate_detail::g_light;
+using gate_detail::t_record;
+using gate_detail::ThreadRecord;
 
 // A thread whose record is gone (it is exiting) reads by counting: this
 // record is always full.
 ThreadRecord g_exited(ReaderGate::kMaxDepth);
 
-// Initial-exec: one load off the thread pointer, not a __tls_get_addr call
-// on every poll (8 bytes of the static TLS that glibc keeps for dlopen).
-thread_local ThreadRecord *t_record __attribute__((tls_model("initial-exec"))) = nullptr;
-std::atomic<bool> g_light{false};  // decided before any gate exists (ReaderGate's constructor)
 
 long Membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
@@ -142,7 +136,7 @@ bool ReaderGate::LightReaders() {
     return g_light.load(std::memory_order_relaxed);
 }
 
-ReaderGate::Pass ReaderGate::Enter() {
+ReaderGate::Pass ReaderGate::EnterSlow() {
     ThreadRecord *me = t_record;
     if (__builtin_expect(me == nullptr, 0)) me = Registry::Get().Register();
     const int d = me->depth;
@@ -169,15 +163,8 @@ ReaderGate::Pass ReaderGate::Enter() {
     return Pass{static_cast<int8_t>(d)};
 }
 
-void ReaderGate::Leave(Pass pass) {
-    if (pass.slot == kClosed) return;
-    if (pass.slot == kCounted) {
-        counted_.fetch_sub(1, std::memory_order_release);
-        return;
-    }
-    ThreadRecord *me = t_record;
-    me->inside[pass.slot].store(nullptr, std::memory_order_release);
-    while (me->depth > 0 && me->inside[me->depth - 1].load(std::memory_order_relaxed) == nullptr) --me->depth;
+void ReaderGate::LeaveSlow(Pass pass) {  // kClosed or kCounted (Leave does a record's slots)
+    if (pass.slot == kCounted) counted_.fetch_sub(1, std::memory_order_release);
 }
 
 void ReaderGate::Close() {

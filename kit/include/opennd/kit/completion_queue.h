@@ -12,6 +12,11 @@
 //
 // Producers call Push from any thread. Locking: one short lock (SpinLock);
 // GetResults takes it too (a lock-free ring can replace this without changing the interface).
+// Except on the polling path: while GetResults runs its pollers on an empty
+// CQ with no Notify armed, what they push on that thread goes straight into
+// the caller's array, with no lock and no ring. A queue pair pushes its
+// entries under its own lock, and the CQ was empty, so its entries keep
+// their order; nothing armed, so no notification is owed.
 #pragma once
 
 #include <mutex>
@@ -103,6 +108,7 @@ private:
     uint64_t last_error_ = 0;     // 1 + sequence of the newest error entry
     bool overrun_ = false;
     std::vector<ArmedRequest> armed_;
+    std::atomic<bool> any_armed_{false};  // !armed_.empty(), stored under mu_, read without it
     // Pollers: GetResults reads the list through the gate, with no lock and
     // no locked instruction; AddPoller/RemovePoller edit it once no poll is
     // inside. A poll that meets an edit in progress skips polling once,

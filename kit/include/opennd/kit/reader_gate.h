@@ -25,9 +25,28 @@
 
 namespace opennd::kit {
 
+class ReaderGate;
+
+namespace gate_detail {
+constexpr int kMaxDepth = 4;
+// One per thread that has read through a gate. `inside` is written by its
+// thread only and read by editors; `depth` (slots in use) is the thread's.
+struct ThreadRecord {
+    ThreadRecord() = default;
+    explicit ThreadRecord(int d) : depth(d) {}
+    std::atomic<const ReaderGate *> inside[kMaxDepth] = {};
+    int depth = 0;
+    ThreadRecord *prev = nullptr, *next = nullptr;
+};
+// Initial-exec: one load off the thread pointer, not a __tls_get_addr call
+// on every poll (8 bytes of the static TLS that glibc keeps for dlopen).
+extern thread_local ThreadRecord *t_record __attribute__((tls_model("initial-exec")));
+extern std::atomic<bool> g_light;  // readers announce themselves with no locked instruction
+}  // namespace gate_detail
+
 class ReaderGate {
 public:
-    static constexpr int kMaxDepth = 4;  // gates one thread reads at once through its record
+    static constexpr int kMaxDepth = gate_detail::kMaxDepth;  // gates one thread reads at once through its record
 
     // How a reader got in. Closed: an edit is under way, do not read (there
     // is nothing to leave). Deeper nesting than kMaxDepth is counted in the
@@ -42,8 +61,30 @@ public:
     ReaderGate(const ReaderGate &) = delete;
     ReaderGate &operator=(const ReaderGate &) = delete;
 
-    Pass Enter();
-    void Leave(Pass pass);
+    // Inline: a CQ poll passes here twice even when it finds nothing, and
+    // how fast that loop turns is how soon it sees an arrival.
+    Pass Enter() {
+        gate_detail::ThreadRecord *me = gate_detail::t_record;
+        if (__builtin_expect(me == nullptr || me->depth == kMaxDepth ||
+                                 !gate_detail::g_light.load(std::memory_order_relaxed),
+                             0))
+            return EnterSlow();
+        const int d = me->depth;
+        me->inside[d].store(this, std::memory_order_relaxed);
+        std::atomic_signal_fence(std::memory_order_seq_cst);  // the editor's membarrier orders the rest
+        if (__builtin_expect(closed_.load(std::memory_order_acquire), 0)) {
+            me->inside[d].store(nullptr, std::memory_order_release);
+            return Pass{kClosed};
+        }
+        me->depth = d + 1;
+        return Pass{static_cast<int8_t>(d)};
+    }
+    void Leave(Pass pass) {
+        if (__builtin_expect(pass.slot < 0 || pass.slot >= kMaxDepth, 0)) return LeaveSlow(pass);
+        gate_detail::ThreadRecord *me = gate_detail::t_record;
+        me->inside[pass.slot].store(nullptr, std::memory_order_release);
+        while (me->depth > 0 && me->inside[me->depth - 1].load(std::memory_order_relaxed) == nullptr) --me->depth;
+    }
 
     // Runs edit() once no reader is inside; readers that come meanwhile are
     // turned away. Edits are serialised.
@@ -59,6 +100,8 @@ public:
     static bool LightReaders();
 
 private:
+    Pass EnterSlow();  // first read on this thread, nested too deep, exiting, or no membarrier
+    void LeaveSlow(Pass pass);
     void Close();  // raise the flag, fence every thread, wait for readers
 
     std::mutex edit_mu_;
