@@ -125,10 +125,12 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
         ReaderScope reading(pollers_gate_);
         if (reading.open()) {
             DirectSink sink{this, results, n, 0};
-            DirectSink *outer = t_direct;
+            struct Installed {  // restored however the pollers return (one may throw)
+                DirectSink *outer = t_direct;
+                ~Installed() { t_direct = outer; }
+            } installed;
             t_direct = &sink;
             for (CqPoller *p : pollers_) p->PollForCq();
-            t_direct = outer;
             got = sink.got;
         }
     }

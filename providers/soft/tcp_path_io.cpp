@@ -232,14 +232,23 @@ void TcpPath::CheckSilenceLocked() {
     // A peer that keeps sending but stops reading (its window stays shut)
     // answers, so silence alone never ends it: neither does keepalive. The
     // kernel's TCP_USER_TIMEOUT covers a zero window on recent kernels; this
-    // does not depend on that.
-    if (tx_blocked_since_ms_ != 0 && TxPendingLocked() && !engine_.failed() && !eof_ &&
-        NowMs() - tx_blocked_since_ms_ > silence_limit_ms_) {
-        OPENND_SOFT_LOG("the peer has read nothing for %u ms: ending the connection", silence_limit_ms_);
-        engine_.Abort(true);
-        eof_ = true;
-        shutdown(fd_, SHUT_RDWR);
-        return;
+    // does not depend on that. (It also ends a peer that stops reading
+    // because its engine waits on an empty SRQ for longer than the timeout,
+    // as that kernel timeout would.)
+    auto blocked_too_long = [&] {
+        return tx_blocked_since_ms_ != 0 && TxPendingLocked() && !engine_.failed() && !eof_ &&
+               NowMs() - tx_blocked_since_ms_ > silence_limit_ms_;
+    };
+    if (blocked_too_long()) {
+        tx_retry_ns_ = 0;  // one more try first: a socket that has just drained is not given up
+        WriteSocketLocked();
+        if (blocked_too_long()) {
+            OPENND_SOFT_LOG("the peer has read nothing for %u ms: ending the connection", silence_limit_ms_);
+            engine_.Abort(true);
+            eof_ = true;
+            shutdown(fd_, SHUT_RDWR);
+            return;
+        }
     }
     bool waiting = engine_.unconfirmed() > 0 || engine_.outstanding_reads() > 0 || TxPendingLocked();
     if (!waiting || engine_.failed() || eof_) {

@@ -257,6 +257,15 @@ TEST(EngineConfirm, FenceAnswerWithABadCrcStillConfirms) {
     EXPECT_EQ(t.p.pa.Count('P'), 0u);
 }
 
+TEST(EngineConfirm, AFenceAnswerWithABadCrcMustNameTheFencesSink) {
+    CrcPair t;
+    t.Post(false);
+    ASSERT_EQ(t.p.a.outstanding_reads(), 1u);  // the fence: sink STag 0
+    EXPECT_EQ(t.p.a.Receive(CrcPair::BadCrcResponse(5, 0)).status, RxStatus::Failed);
+    EXPECT_EQ(t.p.a.local_fault().errc, Errc::FpduCrc) << "reported as the CRC error it is";
+    EXPECT_EQ(t.p.a.dropped_bad_crc(), 0u);
+}
+
 TEST(EngineConfirm, ReadDataWithABadCrcEndsTheStreamUnplaced) {
     CrcPair t;
     t.Post(true);

@@ -16,7 +16,9 @@
 // CQ with no Notify armed, what they push on that thread goes straight into
 // the caller's array, with no lock and no ring. A queue pair pushes its
 // entries under its own lock, and the CQ was empty, so its entries keep
-// their order; nothing armed, so no notification is owed.
+// their order; nothing armed, so no notification is owed. (A Notify armed
+// by another thread at that very moment is not completed by such an entry,
+// which that poll consumes anyway; it fires for the next one.)
 #pragma once
 
 #include <mutex>

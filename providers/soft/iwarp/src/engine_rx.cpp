@@ -81,7 +81,12 @@ bool Engine::AcceptFirstFpdu(const Segment &s, bool *consumed) {
 
 Engine::Step Engine::Dispatch(const Segment &s) {
     if (s.crc_failed) {  // a Read Response (the decoder passes no other kind)
-        const bool ours = !orq_.empty() && orq_.front().internal && orq_.front().read.size == 0;
+        // Its header is not to be trusted either: it must at least name the
+        // sink STag of our zero-length Read (siw's stale answer does; its
+        // offset and length are the earlier request's, so they cannot be
+        // checked). Anything else is reported as what it is, a CRC error.
+        const bool ours = !orq_.empty() && orq_.front().internal && orq_.front().read.size == 0 &&
+                          s.stag == orq_.front().read.sink_stag;
         if (!ours) {
             FaultOn(Errc::FpduCrc, s);
             return Step::Done;
