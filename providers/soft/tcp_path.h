@@ -141,6 +141,7 @@ private:
     void PumpStreamLocked();
     void ReadSocketLocked();
     void CheckHangupLocked();
+    void GiveUpLocked();  // the peer stopped answering or reading: end the stream
     void CheckSilenceLocked();
     void WriteSocketLocked();
     void CompleteLocked();

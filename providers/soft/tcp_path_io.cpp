@@ -244,10 +244,7 @@ void TcpPath::CheckSilenceLocked() {
         WriteSocketLocked();
         if (blocked_too_long()) {
             OPENND_SOFT_LOG("the peer has read nothing for %u ms: ending the connection", silence_limit_ms_);
-            engine_.Abort(true);
-            eof_ = true;
-            shutdown(fd_, SHUT_RDWR);
-            return;
+            return GiveUpLocked();
         }
     }
     bool waiting = engine_.unconfirmed() > 0 || engine_.outstanding_reads() > 0 || TxPendingLocked();
@@ -259,10 +256,16 @@ void TcpPath::CheckSilenceLocked() {
     if (silent_since_ms_ == 0) silent_since_ms_ = now;
     if (now - silent_since_ms_ > silence_limit_ms_) {
         OPENND_SOFT_LOG("the peer has not answered for %u ms: ending the connection", silence_limit_ms_);
-        engine_.Abort(true);
-        eof_ = true;
-        shutdown(fd_, SHUT_RDWR);  // the watch sees it: the connector reports the disconnect
+        GiveUpLocked();
     }
+}
+
+// Everything outstanding completes ND_CANCELED and the stream is shut; the
+// watch sees it, and the connector reports the disconnect.
+void TcpPath::GiveUpLocked() {
+    engine_.Abort(true);
+    eof_ = true;
+    shutdown(fd_, SHUT_RDWR);
 }
 
 void TcpPath::CheckHangupLocked() {

@@ -115,29 +115,34 @@ static void poll_cq(struct ctx *c, struct ibv_cq *cq) {
     }
 }
 
-/* Polls both CQs until done(c) or the deadline. */
-static void wait_until(struct ctx *c, int (*done)(const struct ctx *), const char *what) {
-    unsigned idle = 0;
-    while (!done(c)) {
-        poll_cq(c, c->id->send_cq);
-        if (c->id->recv_cq != c->id->send_cq) poll_cq(c, c->id->recv_cq);
-        if (now_s() > deadline_s) fail("timed out waiting for %s", what);
-        if (++idle > 1000) usleep(100); /* the peer may share our CPUs (an emulated VM) */
-    }
+/* One round of polling both CQs; fails past the deadline. */
+static void poll_round(struct ctx *c, unsigned *idle, const char *what) {
+    poll_cq(c, c->id->send_cq);
+    if (c->id->recv_cq != c->id->send_cq) poll_cq(c, c->id->recv_cq);
+    if (now_s() > deadline_s) fail("timed out waiting for %s", what);
+    if (++*idle > 1000) usleep(100); /* the peer may share our CPUs (an emulated VM) */
 }
 
-static uint64_t bound; /* the wait conditions' limit on requests in flight */
-static int sends_below(const struct ctx *c) { return c->sends_posted - c->sends_done < bound; }
-static int writes_below(const struct ctx *c) { return c->writes_posted - c->writes_done < bound; }
-static int reads_below(const struct ctx *c) { return c->reads_posted - c->reads_done < bound; }
+/* Until done(c). */
+static void wait_until(struct ctx *c, int (*done)(const struct ctx *), const char *what) {
+    unsigned idle = 0;
+    while (!done(c)) poll_round(c, &idle, what);
+}
+
+/* Until at most `in_flight` of the requests that *posted and *done count are outstanding. */
+static void wait_in_flight(struct ctx *c, const uint64_t *posted, const uint64_t *done, uint64_t in_flight,
+                           const char *what) {
+    unsigned idle = 0;
+    while (*posted - *done > in_flight) poll_round(c, &idle, what);
+}
+
 static int have_hello(const struct ctx *c) { return c->received >= 1; }
 static int peer_wrote(const struct ctx *c) { return c->peer_writes_done && c->peer_messages_ok == c->messages; }
 static int peer_read(const struct ctx *c) { return c->peer_reads_done; }
 
 /* The next free send buffer (waits for one), then post_send with its length. */
 static unsigned char *send_slot(struct ctx *c) {
-    bound = c->send_slots;
-    wait_until(c, sends_below, "a Send to complete");
+    wait_in_flight(c, &c->sends_posted, &c->sends_done, c->send_slots - 1, "a Send to complete");
     return c->send.buf + (size_t)(c->sends_posted % c->send_slots) * BULK_RECV_BYTES;
 }
 
@@ -185,9 +190,8 @@ static void exchange(struct ctx *c) {
         post_send(c, slot, len);
     }
 
-    bound = BULK_WRITE_DEPTH;
     for (k = 0; k < c->size; k += bulk_chunk(k, c->size)) {
-        wait_until(c, writes_below, "RDMA Writes to complete");
+        wait_in_flight(c, &c->writes_posted, &c->writes_done, BULK_WRITE_DEPTH - 1, "RDMA Writes to complete");
         post_rdma(c, IBV_WR_RDMA_WRITE, &c->writes, k, bulk_chunk(k, c->size), c->peer.sink_addr, c->peer.sink_rkey);
         c->writes_posted++;
     }
@@ -199,21 +203,18 @@ static void exchange(struct ctx *c) {
     printf("%s: %u bytes the peer wrote verified\n", role, c->size);
 
     for (k = 0; k < c->size; k += bulk_chunk(k, c->size)) {
-        bound = BULK_READ_DEPTH;
-        wait_until(c, reads_below, "RDMA Reads to complete");
+        wait_in_flight(c, &c->reads_posted, &c->reads_done, BULK_READ_DEPTH - 1, "RDMA Reads to complete");
         post_rdma(c, IBV_WR_RDMA_READ, &c->readback, k, bulk_chunk(k, c->size), c->peer.source_addr,
                   c->peer.source_rkey);
         c->reads_posted++;
     }
-    bound = 1;
-    wait_until(c, reads_below, "RDMA Reads to complete");
+    wait_in_flight(c, &c->reads_posted, &c->reads_done, 0, "RDMA Reads to complete");
     at = bulk_check(c->readback.buf, c->size, c->peer_seed, BULK_STREAM_SOURCE);
     if (at >= 0) fail("what we read from the peer differs at offset %lld", at);
     printf("%s: %u bytes read from the peer verified\n", role, c->size);
     post_control(c, BULK_READS_DONE);
     wait_until(c, peer_read, "the peer to finish its Reads");
-    bound = 1;
-    wait_until(c, sends_below, "our last Send to complete");
+    wait_in_flight(c, &c->sends_posted, &c->sends_done, 0, "our last Send to complete");
 }
 
 int main(int argc, char **argv) {
