@@ -130,6 +130,7 @@ void MrTable::Remove(uint32_t token) {
     uint32_t slot = token & (kMrTableEntries - 1);
     if (!base_ || slot == 0 || Entries(base_)[slot].token != token) return;
     Write(slot, 0, MrView{});
+    generation_.fetch_add(1, std::memory_order_acq_rel);  // memos of it are stale from here on
     free_.push_back(slot);
 }
 
@@ -152,13 +153,24 @@ RemoteCheck MrTableView::CheckRemote(uint32_t token, uint64_t address, uint64_t 
     return RemoteCheck::Ok;
 }
 
-bool MrTable::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total) const {
+bool MrTable::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
+                             MrMemo *memo) const {
     uint64_t sum = 0;
     for (ULONG i = 0; i < nsge; ++i) {
         sum += sge[i].BufferLength;
         if (sge[i].BufferLength == 0) continue;
+        const uint32_t token = sge[i].MemoryRegionToken;
         MrView v;
-        if (!Lookup(sge[i].MemoryRegionToken, &v) || (v.rights & kIsWindow)) return false;
+        // Read before the entry: a Remove that the lookup may miss raises
+        // it after, and the memo taken from that lookup is then never used.
+        const uint64_t generation = generation_.load(std::memory_order_acquire);
+        if (memo && token != 0 && memo->token == token && memo->generation == generation) {
+            v = memo->view;
+        } else {
+            if (!Lookup(token, &v)) return false;
+            if (memo) *memo = MrMemo{token, generation, v};
+        }
+        if (v.rights & kIsWindow) return false;
         if (!v.Covers(reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength)) return false;
         if (need_rights && !(v.rights & need_rights)) return false;
     }

@@ -15,6 +15,7 @@
 // seqlock so readers in any process see a consistent entry without locking.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <vector>
@@ -33,6 +34,16 @@ struct MrView {
     bool Covers(uint64_t addr, uint64_t len) const {
         return addr >= address && len <= length && addr - address <= length - len;
     }
+};
+
+// The last region a caller's local SGEs were found in, remembered so the
+// next check of the same token skips the table's seqlock read: it stays
+// good while the table's generation (raised by every Remove) is unchanged.
+// One per caller and lock (a queue pair's send side, its receive side).
+struct MrMemo {
+    uint32_t token = 0;  // 0: nothing remembered
+    uint64_t generation = 0;
+    MrView view;
 };
 
 // Why a remote access is refused (the TCP path names it in its Terminate).
@@ -76,7 +87,9 @@ public:
     }
     // Local SGEs: each non-empty one inside a current region (not a window)
     // that grants one of `need_rights` (0: any). *total: their byte count.
-    bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr) const;
+    // `memo` (optional): a region found earlier, and where to remember this one.
+    bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr,
+                        MrMemo *memo = nullptr) const;
     // The table file's descriptor: a peer with ptrace access to us takes a
     // copy of it (pidfd_getfd); sealed, it can only map it read-only.
     int fd() const { return fd_; }
@@ -92,6 +105,8 @@ private:
     std::mutex mu_;
     std::deque<uint32_t> free_;    // free slots, oldest first; requires mu_
     std::vector<uint16_t> tags_;   // each slot's last random half; requires mu_
+    // Raised after every Remove: an MrMemo from before it is not used again.
+    std::atomic<uint64_t> generation_{1};
 };
 
 }  // namespace soft

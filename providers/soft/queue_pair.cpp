@@ -193,7 +193,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
         EmitLocked();
         return ND_SUCCESS;
     }
-    if (!inline_data && !LocalSgesValid(sge, nsge, 0, nullptr)) {
+    if (!inline_data && !LocalSgesValid(sge, nsge, 0, nullptr, &tx_memo_)) {
         PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_ACCESS_VIOLATION);
         EmitLocked();
         lock.unlock();
@@ -265,8 +265,9 @@ HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     return ND_SUCCESS;
 }
 
-bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total) {
-    return engine_->mrs().LocalSgesValid(sge, nsge, need_rights, total);
+bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
+                               MrMemo *memo) {
+    return engine_->mrs().LocalSgesValid(sge, nsge, need_rights, total, memo);
 }
 
 void QueuePair::WantWakeups(bool on) {

@@ -207,7 +207,9 @@ private:
     void NoteProgressLocked();
     void SetWakeFlagLocked();
     void FailLocked(HRESULT failed_status);
-    bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total);
+    // `memo`: tx_memo_ (tx_mu_ held) or rx_memo_ (rx_mu_ held), or none.
+    bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
+                        MrMemo *memo = nullptr);
     // [address, +length) of our memory under the peer's wire token, with
     // `need` (remote rights), and a window's only through this QP.
     bool OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need);
@@ -274,6 +276,7 @@ private:
     std::atomic<bool> peer_stalled_{false};
     std::atomic<bool> stall_handled_{false};
     RingProducer producer_;
+    MrMemo tx_memo_;  // the region of the last local SGEs posted
     RingQueue<Op> ops_;  // a ring, not a deque: no allocation per request
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_
     // Ops in ops_ that report a completion even when they succeed (not
@@ -304,6 +307,7 @@ private:
 
     QpLock rx_mu_;
     RingConsumer consumer_;
+    MrMemo rx_memo_;  // the region of the last receive filled
     std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
     RingQueue<PostedReceive> receives_;
     Reassembly reassembly_;

@@ -254,7 +254,7 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceiv
     uint64_t room = 0;
     *bytes = 0;
     *for_sender = ND_REMOTE_ERROR;  // unless the delivery works
-    if (!LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, &room)) return ND_ACCESS_VIOLATION;
+    if (!LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, &room, &rx_memo_)) return ND_ACCESS_VIOLATION;
     if (info.length > room) return ND_DATA_OVERRUN;  // COMPAT: not ND_BUFFER_OVERFLOW
     *bytes = info.length;
     *for_sender = ND_SUCCESS;

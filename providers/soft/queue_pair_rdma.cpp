@@ -76,7 +76,7 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
     bool inline_src = write && (flags & ND_OP_FLAG_INLINE);
     if (inline_src) {
         for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    } else if (!LocalSgesValid(sge, nsge, write ? 0 : (kRightLocalWrite | kRightReadSink), &total)) {
+    } else if (!LocalSgesValid(sge, nsge, write ? 0 : (kRightLocalWrite | kRightReadSink), &total, &tx_memo_)) {
         return ND_ACCESS_VIOLATION;
     }
     if (total == 0) return ND_SUCCESS;

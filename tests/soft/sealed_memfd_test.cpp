@@ -111,6 +111,38 @@ TEST(MrTable, AReusedSlotNeverGetsItsStaleToken) {
     }
 }
 
+// A memo of the last region found saves the table read on the data path,
+// and must never outlive the region: after Remove the same SGE fails, even
+// though the memo still names the token (a Send or a receive from
+// deregistered memory is an access violation, not a copy).
+TEST(MrTable, AMemoDoesNotOutliveItsRegion) {
+    MrTable table;
+    ASSERT_TRUE(table.ok());
+    alignas(64) static char buffer[256];
+    const uint64_t base = reinterpret_cast<uint64_t>(buffer);
+    const uint32_t token = table.Add(MrView{kRightLocalWrite, base, sizeof buffer, 0});
+    const uint32_t other = table.Add(MrView{kRightLocalWrite, base, 64, 0});
+    ASSERT_NE(token, 0u);
+    ASSERT_NE(other, 0u);
+    ND2_SGE sge{buffer + 8, 8, token};
+    MrMemo memo;
+    uint64_t total = 0;
+    ASSERT_TRUE(table.LocalSgesValid(&sge, 1, kRightLocalWrite, &total, &memo));
+    EXPECT_EQ(total, 8u);
+    EXPECT_EQ(memo.token, token);
+    EXPECT_TRUE(table.LocalSgesValid(&sge, 1, kRightLocalWrite, &total, &memo));  // from the memo
+    // The memo's region is still range-checked and rights-checked.
+    ND2_SGE past{buffer + 250, 8, token};
+    EXPECT_FALSE(table.LocalSgesValid(&past, 1, kRightLocalWrite, nullptr, &memo));
+    EXPECT_FALSE(table.LocalSgesValid(&sge, 1, kRightReadSink, nullptr, &memo));
+    // Removing another region makes the memo stale too; it is looked up again.
+    table.Remove(other);
+    EXPECT_TRUE(table.LocalSgesValid(&sge, 1, kRightLocalWrite, nullptr, &memo));
+    table.Remove(token);
+    EXPECT_FALSE(table.LocalSgesValid(&sge, 1, kRightLocalWrite, nullptr, &memo));
+    EXPECT_FALSE(table.LocalSgesValid(&sge, 1, 0, nullptr, &memo));
+}
+
 // Tokens are not guessable from the ones a peer has seen: both halves look
 // random. Over a few thousand registrations the random half repeats about
 // as often as chance says (a counter or a fixed seed would show), slots

@@ -262,6 +262,49 @@ TEST_F(MemoryRegion, ReceiveOnDeregisteredRegionIsNeverWritten) {
     EXPECT_TRUE(FAILED(ST(pr, "s0"))) << "the Send did not reach a usable receive: " << StatusName(ST(pr, "s0"));
 }
 
+// The same for a region that has already taken a message: a provider that
+// remembers where its last receive landed (to skip a lookup on the next)
+// must forget it at Deregister.
+TEST_F(MemoryRegion, AReceiveRegionDeregisteredAfterUseIsNeverWritten) {
+    Pair p;
+    std::string err = p.Connect(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    constexpr size_t kLen = 64;  // a small message: the shortest path
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    PeerRegister(p.peer, "s", kLen);
+    ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, kLen));
+    PEER_OK(s1, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "s").Set("len", kLen)));
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeReceive)) << "the first message did not arrive";
+    ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, kLen));
+    ASSERT_ND(ND_SUCCESS, m.Deregister());
+    m.Revoke();  // a write from here on kills this process
+    PEER_OK(s2, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "s").Set("len", kLen)));
+    EXPECT_TRUE(NextIs(p.rcq, ND_ACCESS_VIOLATION, Nd2RequestTypeReceive)) << "the receive's memory was deregistered";
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("n", 2).Set("ms", 5000)));
+    ASSERT_EQ(pr.U64("count"), 2u) << "each Send completes exactly once";
+    EXPECT_ND(ND_SUCCESS, ST(pr, "s0"));
+    EXPECT_TRUE(FAILED(ST(pr, "s1"))) << "the Send did not reach a usable receive: " << StatusName(ST(pr, "s1"));
+}
+
+// And on the sending side: a Send from a region deregistered after an
+// earlier Send from it, with the token it had, completes
+// ND_ACCESS_VIOLATION instead of sending the bytes.
+TEST_F(MemoryRegion, ASendRegionDeregisteredAfterUseIsRefused) {
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 4).Set("recvsize", 256));
+    ASSERT_TRUE(err.empty()) << err;
+    constexpr size_t kLen = 64;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    const ND2_SGE sge = m.Sge(0, kLen);  // its token as it was (a provider may report 0 once deregistered)
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, 0));
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend)) << "the first Send failed";
+    ASSERT_ND(ND_SUCCESS, m.Deregister());
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_ACCESS_VIOLATION, Nd2RequestTypeSend)) << "the Send's memory was deregistered";
+}
+
 // ------------------------------------------------------------ windows
 
 struct WindowPair {
