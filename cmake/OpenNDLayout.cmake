@@ -46,6 +46,7 @@ function(opennd_add_provider target)
     LIBRARY_OUTPUT_DIRECTORY ${OPENND_PROVIDER_OUTPUT_DIR}
     INSTALL_RPATH "$ORIGIN/..")
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  opennd_data_path_lto(${target})
   set(OPENND_ENTRY_NAME ${P_NAME})
   set(OPENND_ENTRY_GUID ${P_GUID})
   set(OPENND_ENTRY_DESCRIPTION "${P_DESCRIPTION}")

@@ -10,3 +10,25 @@ if(OPENND_SANITIZE)
   add_compile_options(-fsanitize=${OPENND_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${OPENND_SANITIZE})
 endif()
+
+# Link-time optimisation for the data path (the provider kit and the
+# providers built on it): the per-message path crosses a dozen small
+# functions in several files (ring, CQ, MR table, queue pair), and inlining
+# across them took ~3% off the one-thread ping-pong (ndperf loop). Off for
+# sanitizer builds (they measure nothing) and Debug.
+include(CheckIPOSupported)
+check_ipo_supported(RESULT _opennd_ipo_ok OUTPUT _opennd_ipo_why LANGUAGES CXX)
+set(_opennd_lto_default OFF)
+if(_opennd_ipo_ok AND NOT OPENND_SANITIZE AND NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+  set(_opennd_lto_default ON)
+endif()
+option(OPENND_LTO "Link-time optimisation of the provider kit and providers" ${_opennd_lto_default})
+if(OPENND_LTO AND NOT _opennd_ipo_ok)
+  message(FATAL_ERROR "OPENND_LTO: the toolchain cannot do link-time optimisation: ${_opennd_ipo_why}")
+endif()
+# Marks a data-path target for link-time optimisation when OPENND_LTO is on.
+function(opennd_data_path_lto target)
+  if(OPENND_LTO)
+    set_property(TARGET ${target} PROPERTY INTERPROCEDURAL_OPTIMIZATION TRUE)
+  endif()
+endfunction()
