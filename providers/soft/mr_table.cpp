@@ -153,8 +153,8 @@ RemoteCheck MrTableView::CheckRemote(uint32_t token, uint64_t address, uint64_t 
     return RemoteCheck::Ok;
 }
 
-bool MrTable::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
-                             MrMemo *memo) const {
+bool MrTable::LocalSgesValidSlow(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
+                                 MrMemo *memo) const {
     uint64_t sum = 0;
     for (ULONG i = 0; i < nsge; ++i) {
         sum += sge[i].BufferLength;
@@ -167,10 +167,9 @@ bool MrTable::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_right
         if (memo && token != 0 && memo->token == token && memo->generation == generation) {
             v = memo->view;
         } else {
-            if (!Lookup(token, &v)) return false;
+            if (!Lookup(token, &v) || (v.rights & kIsWindow)) return false;
             if (memo) *memo = MrMemo{token, generation, v};
         }
-        if (v.rights & kIsWindow) return false;
         if (!v.Covers(reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength)) return false;
         if (need_rights && !(v.rights & need_rights)) return false;
     }

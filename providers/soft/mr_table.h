@@ -89,7 +89,19 @@ public:
     // that grants one of `need_rights` (0: any). *total: their byte count.
     // `memo` (optional): a region found earlier, and where to remember this one.
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr,
-                        MrMemo *memo = nullptr) const;
+                        MrMemo *memo = nullptr) const {
+        // The data path's common case, inline: one SGE in the remembered region.
+        if (nsge == 1 && memo && memo->token == sge->MemoryRegionToken && memo->token != 0 &&
+            memo->generation == generation_.load(std::memory_order_acquire) && sge->BufferLength != 0) {
+            const MrView &v = memo->view;
+            if (!v.Covers(reinterpret_cast<uint64_t>(sge->Buffer), sge->BufferLength) ||
+                (need_rights && !(v.rights & need_rights)))
+                return false;
+            if (total) *total = sge->BufferLength;
+            return true;  // (a window is never remembered)
+        }
+        return LocalSgesValidSlow(sge, nsge, need_rights, total, memo);
+    }
     // The table file's descriptor: a peer with ptrace access to us takes a
     // copy of it (pidfd_getfd); sealed, it can only map it read-only.
     int fd() const { return fd_; }
@@ -97,6 +109,8 @@ public:
     int ReadOnlyFd() const;
 
 private:
+    bool LocalSgesValidSlow(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
+                            MrMemo *memo) const;
     void Write(uint32_t slot, uint32_t token, const MrView &e);
 
     int fd_ = -1;

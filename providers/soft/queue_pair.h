@@ -249,7 +249,12 @@ private:
     // *for_sender: the status the message is finished with; *fatal: the QP
     // fails; *done: a receive the message completed.
     bool HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_sender, bool *fatal, ReceiveDone *done);
-    bool TakeReceive(PostedReceive *r);
+    bool TakeReceive(PostedReceive *r);  // NextReceive, copied out, and DoneWithReceive
+    // The receive the next message goes to: the queue's front, left there,
+    // or one taken from the SRQ into *spare; nullptr if there is none.
+    // DoneWithReceive drops it (requires rx_mu_, nothing posted between).
+    const PostedReceive *NextReceive(PostedReceive *spare);
+    void DoneWithReceive();
     void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
     HRESULT Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
     void FlushReceives();

@@ -235,11 +235,20 @@ void QueuePair::Progress(bool from_engine) {
 // -------------------------------------------------------------- receiving
 
 bool QueuePair::TakeReceive(PostedReceive *r) {
-    if (srq_) return srq_->Take(r);
-    if (receives_.empty()) return false;
-    *r = receives_.front();
-    receives_.pop_front();
+    const PostedReceive *next = NextReceive(r);
+    if (!next) return false;
+    if (next != r) *r = *next;
+    DoneWithReceive();
     return true;
+}
+
+const PostedReceive *QueuePair::NextReceive(PostedReceive *spare) {
+    if (srq_) return srq_->Take(spare) ? spare : nullptr;
+    return receives_.empty() ? nullptr : &receives_.front();
+}
+
+void QueuePair::DoneWithReceive() {
+    if (!srq_) receives_.pop_front();
 }
 
 void QueuePair::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited) {
@@ -323,6 +332,7 @@ void QueuePair::ProgressReceive(bool polling) {
 void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
     bool failed = false, more = false;
     MsgInfo info;
+    PostedReceive spare;  // one taken from the SRQ
     // At most one ring's worth per pass: a peer that refills the ring as
     // fast as we empty it must not keep this caller (an application's
     // GetResults, the progress thread) here for good.
@@ -359,18 +369,20 @@ void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
             failed = true;
             break;
         }
-        PostedReceive r;
-        if (!TakeReceive(&r)) break;  // no receive yet: the Send waits (and times out at the sender)
+        // Used where it is queued (not copied out), and dropped once completed.
+        const PostedReceive *r = NextReceive(&spare);
+        if (!r) break;  // no receive yet: the Send waits (and times out at the sender)
         ULONG bytes = 0;
         int32_t for_sender = ND_SUCCESS;
-        HRESULT result = Deliver(m, info, r, &bytes, &for_sender);
+        HRESULT result = Deliver(m, info, *r, &bytes, &for_sender);
         bool solicited = (info.flags & kMsgSolicited) != 0;
         // The sender's Send is finished before our receive completes: an
         // application that disconnects as soon as it has the message must
         // not have that Send flushed (ND_CANCELED) at its peer.
         consumer_.Finish(m, info, for_sender);  // m may be reused from here on
         conn_->WakePeer();
-        CompleteReceive(r, result, bytes, solicited);
+        CompleteReceive(*r, result, bytes, solicited);
+        DoneWithReceive();
         if (FAILED(result)) {
             failed = true;
             break;

@@ -141,6 +141,13 @@ TEST(MrTable, AMemoDoesNotOutliveItsRegion) {
     table.Remove(token);
     EXPECT_FALSE(table.LocalSgesValid(&sge, 1, kRightLocalWrite, nullptr, &memo));
     EXPECT_FALSE(table.LocalSgesValid(&sge, 1, 0, nullptr, &memo));
+    // A window is no local region: refused, and never remembered.
+    const uint32_t window = table.Add(MrView{kRightLocalWrite | kIsWindow, base, sizeof buffer, 7});
+    ND2_SGE through{buffer, 8, window};
+    MrMemo fresh;
+    EXPECT_FALSE(table.LocalSgesValid(&through, 1, 0, nullptr, &fresh));
+    EXPECT_EQ(fresh.token, 0u);
+    EXPECT_FALSE(table.LocalSgesValid(&through, 1, 0, nullptr, &fresh));
 }
 
 // Tokens are not guessable from the ones a peer has seen: both halves look
