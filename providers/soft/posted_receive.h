@@ -20,10 +20,13 @@ struct PostedReceive {
     // out again on every message, and the whole array (272 bytes, a `rep
     // movs`) cost more than the rest of posting it.
     PostedReceive &operator=(const PostedReceive &o) {
-        context = o.context;
-        nsge = o.nsge < kCapacity ? o.nsge : kCapacity;
-        for (uint32_t i = 0; i < nsge; ++i) sge[i] = o.sge[i];
+        Assign(o.context, o.sge, o.nsge);
         return *this;
+    }
+    void Assign(void *ctx, const ND2_SGE *from, uint32_t n) {
+        context = ctx;
+        nsge = n < kCapacity ? n : kCapacity;
+        for (uint32_t i = 0; i < nsge; ++i) sge[i] = from[i];
     }
 };
 

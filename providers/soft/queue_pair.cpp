@@ -233,33 +233,42 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     return ND_SUCCESS;
 }
 
-HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out) {
+HRESULT CheckReceive(const ND2_SGE *sge, ULONG nsge, ULONG max_sge) {
     if (nsge > max_sge) return ND_DATA_OVERRUN;
     if (nsge && !sge) return ND_INVALID_PARAMETER_2;
     uint64_t total = 0;
     for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
     if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
-    out->context = ctx;
-    out->nsge = nsge;
-    std::copy(sge, sge + nsge, out->sge);
     return ND_SUCCESS;
+}
+
+HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out) {
+    HRESULT hr = CheckReceive(sge, nsge, max_sge);
+    if (SUCCEEDED(hr)) out->Assign(ctx, sge, nsge);
+    return hr;
 }
 
 HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
-    PostedReceive r;
-    HRESULT hr = MakeReceive(ctx, sge, nsge, rsge_, &r);
+    HRESULT hr = CheckReceive(sge, nsge, rsge_);
     if (FAILED(hr)) return hr;
     {
         std::lock_guard<QpLock> lock(rx_mu_);
-        if (tcp_) return TcpReceive(r);
-        if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
-        State s = state();
-        if (s == State::Error || s == State::Closed) {
-            CompleteReceive(r, ND_CANCELED, 0, false);
-            return ND_SUCCESS;
+        if (!tcp_) {
+            if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
+            State s = state();
+            if (s == State::Error || s == State::Closed) {
+                PostedReceive r;
+                r.Assign(ctx, sge, nsge);
+                CompleteReceive(r, ND_CANCELED, 0, false);
+                return ND_SUCCESS;
+            }
+            receives_.emplace_back().Assign(ctx, sge, nsge);  // filled where it is queued
+        } else {
+            PostedReceive r;
+            r.Assign(ctx, sge, nsge);
+            return TcpReceive(r);
         }
-        receives_.push_back(r);
     }
     ProgressReceive();  // a Send may be waiting for it
     return ND_SUCCESS;

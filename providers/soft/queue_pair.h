@@ -62,6 +62,7 @@ private:
 
 // Checks a Receive (QP or SRQ) and copies it: ND_DATA_OVERRUN for too many
 // SGEs, ND_BUFFER_OVERFLOW for more bytes than a transfer can hold.
+HRESULT CheckReceive(const ND2_SGE *sge, ULONG nsge, ULONG max_sge);
 HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out);
 
 // The queue pair's two locks are taken on every message and held for short
