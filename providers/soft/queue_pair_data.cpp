@@ -79,6 +79,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
 void QueuePair::ReapLocked() {
     if (!conn_ || !conn_->channel) return;
     HRESULT failed = ReapConsumedLocked();
+    if (SUCCEEDED(failed)) EmitLocked();  // what is done leaves first: the scan below starts at the oldest still out
     // A Send nobody receives: like hardware retry exhaustion (COMPAT).
     if (SUCCEEDED(failed) && !conn_->peer_uses_srq && state() == State::Connected) {
         for (Op &op : ops_) {

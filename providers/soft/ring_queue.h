@@ -19,6 +19,7 @@ public:
     RingQueue(RingQueue &&o) noexcept { *this = std::move(o); }
     RingQueue &operator=(RingQueue &&o) noexcept {  // the moved-from queue is empty
         slots_ = std::move(o.slots_);
+        capacity_ = std::exchange(o.capacity_, 0);
         head_ = std::exchange(o.head_, 0);
         size_ = std::exchange(o.size_, 0);
         o.slots_.clear();
@@ -37,7 +38,7 @@ public:
     // A new last element, left as the slot last held it (the caller fills
     // it in): no temporary is built and copied.
     T &emplace_back() {
-        if (size_ == slots_.size()) Grow();
+        if (size_ == capacity_) Grow();
         ++size_;
         return slots_[Index(size_ - 1)];
     }
@@ -76,18 +77,21 @@ public:
     }
 
 private:
+    // (capacity_, not slots_.size(): that divides by sizeof(T) on every call.)
     size_t Index(size_t i) const {
         size_t at = head_ + i;
-        return at >= slots_.size() ? at - slots_.size() : at;
+        return at >= capacity_ ? at - capacity_ : at;
     }
     void Grow() {
         std::vector<T> bigger(slots_.empty() ? 8 : slots_.size() * 2);
         for (size_t i = 0; i < size_; ++i) bigger[i] = std::move(slots_[Index(i)]);
         slots_.swap(bigger);
+        capacity_ = slots_.size();
         head_ = 0;
     }
 
     std::vector<T> slots_;
+    size_t capacity_ = 0;  // slots_.size()
     size_t head_ = 0, size_ = 0;
 };
 
