@@ -36,4 +36,26 @@ TEST(RingQueue, KeepsOrderAcrossWrapAndGrowth) {
     EXPECT_EQ(q.front(), 7);
 }
 
+// Moved, copied and moved-from queues keep working: each knows its own
+// capacity (a moved-from one is empty and grows again from nothing).
+TEST(RingQueue, MovedAndCopiedQueuesStayUsable) {
+    soft::RingQueue<int> a;
+    for (int i = 0; i < 11; ++i) a.push_back(i);  // grown past its first size
+    a.pop_front();
+    soft::RingQueue<int> b(std::move(a));
+    EXPECT_TRUE(a.empty());
+    for (int i = 0; i < 20; ++i) a.push_back(100 + i);
+    for (int i = 0; i < 20; ++i) ASSERT_EQ(a[i], 100 + i);
+    ASSERT_EQ(b.size(), 10u);
+    soft::RingQueue<int> c = b;
+    for (int i = 11; i < 40; ++i) {
+        b.push_back(i);
+        c.push_back(i);
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+        ASSERT_EQ(b[i], static_cast<int>(i) + 1);
+        ASSERT_EQ(c[i], static_cast<int>(i) + 1);
+    }
+}
+
 }  // namespace
