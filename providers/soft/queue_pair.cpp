@@ -12,6 +12,7 @@
 #include "memory_objects.h"
 #include "opennd/kit/registry.h"
 #include "queue_pair.h"
+#include "queue_pair_inline.h"
 #include "srq.h"
 
 namespace soft {
@@ -154,16 +155,6 @@ HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESUL
     State s = state();
     if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
     return ND_SUCCESS;
-}
-
-QueuePair::Op &QueuePair::AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status,
-                                      uint64_t posted_ms) {
-    Op &op = ops_.emplace_back();
-    op.Reset(type, ctx, flags, done, status, posted_ms);
-    ops_count_.store(ops_.size(), std::memory_order_relaxed);
-    if (!(flags & ND_OP_FLAG_SILENT_SUCCESS))
-        reporting_.store(reporting_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    return op;
 }
 
 void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {

@@ -198,10 +198,12 @@ private:
 
     HRESULT CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline);
     // requires tx_mu_
-    Op &AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status, uint64_t posted_ms);
+    // AddOpLocked and TryPublishSendLocked: queue_pair_inline.h.
+    [[gnu::always_inline]] inline Op &AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done,
+                                                  HRESULT status, uint64_t posted_ms);
     void PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
-    bool TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *inline_data, uint32_t length,
-                              ULONG flags);
+    [[gnu::always_inline]] inline bool TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge,
+                                                            const char *inline_data, uint32_t length, ULONG flags);
     void ReapLocked();
     HRESULT ReapConsumedLocked();
     void EmitLocked();

@@ -10,6 +10,7 @@
 
 #include "memory_objects.h"
 #include "queue_pair.h"
+#include "queue_pair_inline.h"
 #include "soft_limits.h"
 
 namespace soft {

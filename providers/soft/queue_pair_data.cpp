@@ -9,6 +9,7 @@
 #include "core_log.h"
 #include "soft_limits.h"
 #include "queue_pair.h"
+#include "queue_pair_inline.h"
 #include "srq.h"
 
 namespace soft {
@@ -16,42 +17,6 @@ namespace soft {
 uint64_t NowMs();
 
 // ---------------------------------------------------------------- sending
-
-bool QueuePair::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *data, uint32_t length,
-                                     ULONG flags) {
-    bool by_copy = data != nullptr || length <= kInlineThreshold || (flags & ND_OP_FLAG_INLINE);
-    uint32_t payload = by_copy ? length : 0;
-    if (!by_copy)
-        for (ULONG i = 0; i < nsge; ++i)
-            if (sge[i].BufferLength) payload += sizeof(SgeRef);
-    uint64_t pos;
-    MsgHeader *m = producer_.Reserve(payload, &pos);
-    if (!m) return false;
-    char *out = Channel::Payload(m);
-    if (by_copy) {
-        m->type = MsgType::SendInline;
-        if (data) {
-            std::memcpy(out, data, length);
-        } else {
-            for (ULONG i = 0; i < nsge; ++i) {
-                if (sge[i].BufferLength) std::memcpy(out, sge[i].Buffer, sge[i].BufferLength);
-                out += sge[i].BufferLength;
-            }
-        }
-    } else {
-        m->type = MsgType::SendCma;
-        auto *refs = reinterpret_cast<SgeRef *>(out);
-        for (ULONG i = 0; i < nsge; ++i)
-            if (sge[i].BufferLength) *refs++ = SgeRef{reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength};
-    }
-    m->flags = (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) ? kMsgSolicited : 0;
-    m->length = length;
-    producer_.Publish(m, pos);
-    op.in_ring = true;
-    op.pos = pos;
-    conn_->WakePeer();
-    return true;
-}
 
 // Sends the peer has consumed complete with the status it wrote.
 HRESULT QueuePair::ReapConsumedLocked() {
