@@ -245,21 +245,16 @@ HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     if (FAILED(hr)) return hr;
     {
         std::lock_guard<QpLock> lock(rx_mu_);
-        if (!tcp_) {
-            if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
-            State s = state();
-            if (s == State::Error || s == State::Closed) {
-                PostedReceive r;
-                r.Assign(ctx, sge, nsge);
-                CompleteReceive(r, ND_CANCELED, 0, false);
-                return ND_SUCCESS;
-            }
-            receives_.emplace_back().Assign(ctx, sge, nsge);  // filled where it is queued
-        } else {
+        if (!tcp_ && receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
+        State s = state();
+        if (tcp_ || s == State::Error || s == State::Closed) {
             PostedReceive r;
             r.Assign(ctx, sge, nsge);
-            return TcpReceive(r);
+            if (tcp_) return TcpReceive(r);
+            CompleteReceive(r, ND_CANCELED, 0, false);
+            return ND_SUCCESS;
         }
+        receives_.emplace_back().Assign(ctx, sge, nsge);  // filled where it is queued
     }
     ProgressReceive();  // a Send may be waiting for it
     return ND_SUCCESS;
