@@ -160,16 +160,12 @@ bool MrTable::LocalSgesValidSlow(const ND2_SGE *sge, ULONG nsge, uint32_t need_r
         sum += sge[i].BufferLength;
         if (sge[i].BufferLength == 0) continue;
         const uint32_t token = sge[i].MemoryRegionToken;
-        MrView v;
         // Read before the entry: a Remove that the lookup may miss raises
         // it after, and the memo taken from that lookup is then never used.
         const uint64_t generation = generation_.load(std::memory_order_acquire);
-        if (memo && token != 0 && memo->token == token && memo->generation == generation) {
-            v = memo->view;
-        } else {
-            if (!Lookup(token, &v) || (v.rights & kIsWindow)) return false;
-            if (memo) *memo = MrMemo{token, generation, v};
-        }
+        MrView v;
+        if (!Lookup(token, &v) || (v.rights & kIsWindow)) return false;
+        if (memo) *memo = MrMemo{token, generation, v};  // (used only by the inline one-SGE case)
         if (!v.Covers(reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength)) return false;
         if (need_rights && !(v.rights & need_rights)) return false;
     }

@@ -87,7 +87,8 @@ public:
     }
     // Local SGEs: each non-empty one inside a current region (not a window)
     // that grants one of `need_rights` (0: any). *total: their byte count.
-    // `memo` (optional): a region found earlier, and where to remember this one.
+    // `memo` (optional): where the region last found is remembered; a
+    // single SGE in it is then checked here, inline, without the table.
     bool LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total = nullptr,
                         MrMemo *memo = nullptr) const {
         // The data path's common case, inline: one SGE in the remembered region.

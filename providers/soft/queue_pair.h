@@ -60,8 +60,9 @@ private:
     std::atomic<uint32_t> requests_{0};
 };
 
-// Checks a Receive (QP or SRQ) and copies it: ND_DATA_OVERRUN for too many
-// SGEs, ND_BUFFER_OVERFLOW for more bytes than a transfer can hold.
+// Checks a Receive (QP or SRQ): ND_DATA_OVERRUN for too many SGEs,
+// ND_BUFFER_OVERFLOW for more bytes than a transfer can hold. MakeReceive
+// also copies it into *out.
 HRESULT CheckReceive(const ND2_SGE *sge, ULONG nsge, ULONG max_sge);
 HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out);
 
