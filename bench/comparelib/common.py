@@ -10,7 +10,9 @@ results.json:
   kind       "latency" (us, lower is better), "bandwidth" (GB/s = 1e9 B/s),
              "msgrate" (million messages/s), "registration" (us, Register
              median; dereg_median, rate_per_s beside it) or "connect"
-             (connections set up and torn down per second; median_us beside)
+             (connections set up and torn down per second; median_us beside),
+             "ratio" (paired rounds against raw CMA) or "paired_latency" (us,
+             8 B rounds with UCX and the cache line; latency_pairs.py)
   size       message size in bytes
   value      the figure; `statistic` says which ("median", "mean", "overall")
   p99, min, spread   when the tool reports them
@@ -28,7 +30,7 @@ import time
 KIB = 1024
 MIB = 1024 * 1024
 UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s",
-         "ratio": "x"}
+         "ratio": "x", "paired_latency": "us"}
 
 
 def record(source, label, transport, operation, kind, size, value=None, statistic="median",

@@ -11,6 +11,7 @@ import shutil
 from .common import error_summary, free_port, pair_error, record, run, run_pair
 from .fabric_rma import libfabric_rma_runner
 from .opennd import ndperf_runner
+from .latency_pairs import paired_latency_runner
 from .pairs import paired_cma_runner
 
 
@@ -229,4 +230,4 @@ def netns_runner(s):
 
 
 RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner, libfabric_rma_runner,
-           paired_cma_runner]
+           paired_cma_runner, paired_latency_runner]

@@ -144,8 +144,30 @@ def paired_section(records):
             "×CMA: the median of the rounds' ratios (the figures: medians of each side)")
 
 
+def paired_latency_section(records):
+    rows = []
+    for r in records:
+        if r["kind"] != "paired_latency":
+            continue
+        if r["status"] != "ok":
+            rows.append([r["label"], "FAIL", "-", "-", "-", "-", "-"])
+            continue
+        ratio = "-"
+        if "ratio_to_ucx" in r:
+            ratio = f"{fmt(r['ratio_to_ucx'])} ({fmt(r['ratio_low'])}-{fmt(r['ratio_high'])})"
+        ahead = f"{r['ahead_of_ucx']}/{r['paired_with_ucx']}" if "ahead_of_ucx" in r else "-"
+        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]),
+                     fmt(r.get("above_cacheline")), ratio, ahead])
+    return ("8 B ping-pong, paired rounds",
+            ["", "median µs", "range", "rounds", "above cache line µs", "÷UCX (range)", "rounds ahead of UCX"], rows,
+            "half a round trip; each round runs ndbaseline's cache-line ping-pong, ndperf send_lat (shm) and "
+            "ucx_perftest tag_lat (UCX_TLS=posix) back to back, so all three share the round's core placement; "
+            "above cache line and ÷UCX: medians of the per-round differences and ratios")
+
+
 def sections(records, lat_sizes, bw_sizes):
-    out = [main_section(records, lat_sizes, bw_sizes), paired_section(records), rate_section(records),
+    out = [main_section(records, lat_sizes, bw_sizes), paired_latency_section(records), paired_section(records),
+           rate_section(records),
            mr_section(records), connect_section(records)]
     return [s for s in out if s[2]]
 

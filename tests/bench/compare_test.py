@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bench"))
 sys.dont_write_bytecode = True
 
-from comparelib import fabric_rma, tables  # noqa: E402
+from comparelib import fabric_rma, latency_pairs, tables  # noqa: E402
 from comparelib.common import record  # noqa: E402
 
 BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
@@ -65,6 +65,35 @@ class Tables(unittest.TestCase):
         for line in md.splitlines():
             if line.startswith("|"):
                 self.assertTrue(line.endswith("|"), line)
+
+
+class PairedLatency(unittest.TestCase):
+    def test_rounds_are_compared_within_themselves(self):
+        # Round 2 ran on a slow placement (every figure high); round 3 lost UCX.
+        rounds = [{"cacheline": 0.04, "opennd": 0.14, "ucx": 0.20},
+                  {"cacheline": 0.20, "opennd": 0.34, "ucx": 0.30},
+                  {"cacheline": 0.05, "opennd": 0.13}]
+        got = {r["label"]: r for r in latency_pairs.summarise(rounds)}
+        nd, ucx, cl = got["OpenND send (shm)"], got["UCX posix tag"], got["raw cache-line flag"]
+        self.assertEqual((nd["kind"], nd["unit"], nd["size"], nd["rounds"]), ("paired_latency", "us", 8, 3))
+        self.assertAlmostEqual(nd["value"], 0.14)
+        self.assertEqual((nd["low"], nd["high"]), (0.13, 0.34))
+        self.assertAlmostEqual(nd["above_cacheline"], 0.10)  # median of 0.10, 0.14, 0.08
+        self.assertAlmostEqual(nd["ratio_to_ucx"], (0.14 / 0.20 + 0.34 / 0.30) / 2)  # the two rounds with UCX
+        self.assertEqual((nd["ahead_of_ucx"], nd["paired_with_ucx"]), (1, 2))
+        self.assertEqual(ucx["rounds"], 2)
+        self.assertAlmostEqual(ucx["above_cacheline"], (0.16 + 0.10) / 2)
+        self.assertNotIn("ratio_to_ucx", ucx)
+        self.assertNotIn("above_cacheline", cl)
+        section = tables.paired_latency_section(list(got.values()))
+        row = next(r for r in section[2] if r[0] == "OpenND send (shm)")
+        self.assertEqual(row[1:], ["0.140", "0.130-0.340", "3", "0.100", "0.917 (0.700-1.133)", "1/2"])
+
+    def test_a_tool_that_always_failed_is_a_failed_row(self):
+        self.assertEqual(latency_pairs.summarise([{"cacheline": 0.04}, {}])[0]["label"], "raw cache-line flag")
+        failed = record("paired", "UCX posix tag", "shm", "half round trip", "paired_latency", 8, error="gone")
+        row = tables.paired_latency_section([failed])[2][0]
+        self.assertEqual(row[:2], ["UCX posix tag", "FAIL"])
 
 
 class FabricRma(unittest.TestCase):

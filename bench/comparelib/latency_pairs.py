@@ -1,0 +1,96 @@
+"""Paired rounds at 8 B: OpenND's shared-memory Send ping-pong set against
+UCX posix tag_lat (the fastest shared-memory library here) and the raw
+cache-line ping-pong, all three back to back in each round. On this kind
+of VM the two processes' vCPUs land on cores that pass a cache line in
+0.035-0.085 us, and that placement changes within minutes: one run of
+each tool, minutes apart, can compare two different machines. Within a
+round the three share a placement, so the per-round figures are what
+compare: OpenND / UCX, and OpenND minus the cache line (the software's
+own share, which placement moves least). Medians of the rounds, with
+their ranges."""
+
+import json
+import os
+import statistics
+
+from .common import error_summary, free_port, pair_error, record, run, run_pair
+
+SIZE = 8
+LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)", "ucx": "UCX posix tag"}
+
+
+def _cacheline(s, exe):
+    rc, out, err = run([exe, "--json", "--quick", "cacheline-pingpong"], s.run_timeout)
+    if rc != 0:
+        raise RuntimeError(f"ndbaseline failed ({error_summary(err or out)})")
+    return json.loads(out)["results"][0]["stats"]["median"]
+
+
+def _opennd(s, exe, iters):
+    cmd = [exe, "--json", "--no-progress", "--local", "-t", "send_lat", "-S", str(SIZE), "-n", str(iters)]
+    rc, out, err = run(cmd, s.run_timeout)
+    if rc != 0:
+        raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
+    return json.loads(out)[0]["median_us"]
+
+
+def _ucx(s, exe, iters):
+    from .runners import parse_ucx  # runners imports this module
+    args = ["-t", "tag_lat", "-s", str(SIZE), "-n", str(iters), "-w", str(iters // 10), "-f"]
+    port = str(free_port())
+    env = {"UCX_TLS": "posix", "UCX_WARN_UNUSED_ENV_VARS": "n"}
+    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout,
+                              env=dict(os.environ, **env))
+    row = parse_ucx(cout) if rc == 0 else None
+    if row is None:
+        raise RuntimeError(f"ucx_perftest failed ({pair_error(rc, cout, sout)})")
+    return row[1]  # p50
+
+
+def summarise(rounds):
+    """Records from a list of per-round dicts {"cacheline", "opennd", "ucx"}
+    (a key is absent where that tool failed in the round)."""
+    out = []
+    for key, label in LABELS.items():
+        got = [r[key] for r in rounds if key in r]
+        if not got:
+            continue
+        extra = {}
+        paired = [r for r in rounds if key in r and "cacheline" in r]
+        if key != "cacheline" and paired:
+            extra["above_cacheline"] = statistics.median(r[key] - r["cacheline"] for r in paired)
+        with_ucx = [r for r in rounds if key in r and "ucx" in r]
+        if key == "opennd" and with_ucx:
+            ratios = [r["opennd"] / r["ucx"] for r in with_ucx]
+            extra.update(ratio_to_ucx=statistics.median(ratios), ratio_low=min(ratios), ratio_high=max(ratios),
+                         ahead_of_ucx=sum(x < 1 for x in ratios), paired_with_ucx=len(ratios))
+        out.append(record("paired", label, "shm", "half round trip", "paired_latency", SIZE, statistics.median(got),
+                          "median", rounds=len(got), low=min(got), high=max(got), figures=got, **extra))
+    return out
+
+
+def paired_latency_runner(s):
+    from .runners import find_tool  # runners imports this module
+    base, perf, ucx = find_tool(s, "ndbaseline"), find_tool(s, "ndperf"), find_tool(s, "ucx_perftest")
+    if not base or not perf:
+        return []
+    n = 20000 if s.quick else 200000
+    rounds, failures = [], {}
+    for k in range(5 if s.quick else 11):
+        s.log(f"paired 8 B latency round {k + 1}")
+        got = {}
+        for key, measure in (("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
+                             ("ucx", (lambda: _ucx(s, ucx, n)) if ucx else None)):
+            if measure is None:
+                failures[key] = "ucx_perftest not found (Debian package ucx-utils)"
+                continue
+            try:
+                got[key] = float(measure())
+            except (RuntimeError, ValueError, KeyError, IndexError) as e:
+                failures[key] = str(e)
+        rounds.append(got)
+    out = summarise(rounds)
+    have = {r["label"] for r in out}
+    out += [record("paired", LABELS[key], "shm", "half round trip", "paired_latency", SIZE, error=why)
+            for key, why in failures.items() if LABELS[key] not in have]
+    return out
