@@ -7,7 +7,9 @@ each tool, minutes apart, can compare two different machines. Within a
 round the three share a placement, so the per-round figures are what
 compare: OpenND / UCX, and OpenND minus the cache line (the software's
 own share, which placement moves least). Medians of the rounds, with
-their ranges."""
+their ranges. OpenND runs in both orders of ndperf send_lat: the next
+receive posted after the answer (its default; ucx_perftest's tag_lat
+order) and before it (--recv-first; perftest's order)."""
 
 import json
 import os
@@ -16,7 +18,8 @@ import statistics
 from .common import error_summary, free_port, pair_error, record, run, run_pair
 
 SIZE = 8
-LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)", "ucx": "UCX posix tag"}
+LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)",
+          "opennd_recv_first": "OpenND send (shm, recv first)", "ucx": "UCX posix tag"}
 
 
 def _cacheline(s, exe):
@@ -26,8 +29,8 @@ def _cacheline(s, exe):
     return json.loads(out)["results"][0]["stats"]["median"]
 
 
-def _opennd(s, exe, iters):
-    cmd = [exe, "--json", "--no-progress", "--local", "-t", "send_lat", "-S", str(SIZE), "-n", str(iters)]
+def _opennd(s, exe, iters, *extra):
+    cmd = [exe, "--json", "--no-progress", "--local", "-t", "send_lat", "-S", str(SIZE), "-n", str(iters), *extra]
     rc, out, err = run(cmd, s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
@@ -60,8 +63,8 @@ def summarise(rounds):
         if key != "cacheline" and paired:
             extra["above_cacheline"] = statistics.median(r[key] - r["cacheline"] for r in paired)
         with_ucx = [r for r in rounds if key in r and "ucx" in r]
-        if key == "opennd" and with_ucx:
-            ratios = [r["opennd"] / r["ucx"] for r in with_ucx]
+        if key.startswith("opennd") and with_ucx:
+            ratios = [r[key] / r["ucx"] for r in with_ucx]
             extra.update(ratio_to_ucx=statistics.median(ratios), ratio_low=min(ratios), ratio_high=max(ratios),
                          ahead_of_ucx=sum(x < 1 for x in ratios), paired_with_ucx=len(ratios))
         out.append(record("paired", label, "shm", "half round trip", "paired_latency", SIZE, statistics.median(got),
@@ -76,10 +79,11 @@ def paired_latency_runner(s):
         return []
     n = 20000 if s.quick else 200000
     rounds, failures = [], {}
-    for k in range(5 if s.quick else 11):
+    for k in range(7 if s.quick else 21):
         s.log(f"paired 8 B latency round {k + 1}")
         got = {}
         for key, measure in (("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
+                             ("opennd_recv_first", lambda: _opennd(s, perf, n, "--recv-first")),
                              ("ucx", (lambda: _ucx(s, ucx, n)) if ucx else None)):
             if measure is None:
                 failures[key] = "ucx_perftest not found (Debian package ucx-utils)"

@@ -103,6 +103,39 @@ TEST(Ndperf, EveryTestOnOneConnection) {
     for (const Json &r : rows) EXPECT_EQ(r["mode"].string, "polling");
 }
 
+// send_lat in either order of posting (the next receive after the answer,
+// or before it with --recv-first), between tests that post receives of
+// their own: a receive left over, or one missing, fails or hangs the next
+// test on the connection (every wait is bounded), in polling and blocking
+// mode, with one iteration as well as many.
+TEST(Ndperf, SendLatencyInEitherOrderLeavesNoReceiveBehind) {
+    for (bool recv_first : {false, true})
+        for (bool blocking : {false, true}) {
+            std::vector<std::string> args{"--local", "-t", "send_lat,send_bw,send_lat", "-S", "8,4K", "-n", "100"};
+            if (recv_first) args.push_back("--recv-first");
+            if (blocking) args.push_back("-b");
+            auto rows = Rows(args);
+            std::multiset<std::tuple<std::string, double, double>> want;
+            for (double s : {8.0, 4096.0}) {
+                want.insert({"send_lat", s, 1.0});
+                want.insert({"send_lat", s, 1.0});
+                want.insert({"send_bw", s, 1.0});
+            }
+            EXPECT_EQ(Keys(rows), want) << "recv_first " << recv_first << " blocking " << blocking;
+            for (const Json &r : rows) {
+                if (r["test"].string != "send_lat") {
+                    EXPECT_FALSE(r.Has("recv_first"));
+                    continue;
+                }
+                EXPECT_EQ(r["recv_first"].boolean, recv_first);
+                EXPECT_EQ(r["iters"].number, 100);
+            }
+        }
+    // The fewest messages a test sends (-n 1 -w 1: two).
+    EXPECT_EQ(Rows({"--local", "-t", "send_lat,send_lat", "-S", "8", "-n", "1", "-w", "1"}).size(), 2u);
+    EXPECT_EQ(Rows({"--local", "-t", "send_lat,send_lat", "-S", "8", "-n", "1", "-w", "1", "--recv-first"}).size(), 2u);
+}
+
 TEST(Ndperf, SeveralQueuePairsAndThreads) {
     auto rows = Rows({"--local", "-t", "send_bw,write_bw,read_bw,send_lat", "-S", "4K,256K", "-n", "100", "-q", "3",
                       "-T", "1,2", "-W", "8"});

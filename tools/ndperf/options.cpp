@@ -83,6 +83,9 @@ void Usage(FILE *f) {
         "                       e.g. 1,2; at most --qps for bandwidth; default 1\n"
         "  -b, --blocking       wait with CQ Notify + completion port instead of polling (latency\n"
         "                       tests; mr: GetOverlappedResult waits instead of polling)\n"
+        "      --recv-first     send_lat: post the receive for the next message before answering, as\n"
+        "                       perftest does (default: just after sending the answer, as ucx_perftest's\n"
+        "                       tag_lat does; either way one is posted before its message is sent)\n"
         "      --spin-us N      ndsoft: while a Notify waits, its progress thread polls N us before it\n"
         "                       sleeps (OPENND_SOFT_SPIN_US, here and in the --local server; default 0)\n"
         "What (connect-rate):\n"
@@ -158,6 +161,7 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
         else if (a == "--inflight") o.inflight = ParseCount(value(), 1);
         else if (a == "--max-seconds") o.max_seconds = std::max(0.1, std::strtod(value().c_str(), nullptr));
         else if (a == "-b" || a == "--blocking") o.blocking = true;
+        else if (a == "--recv-first") o.recv_first = true;
         else if (a == "--spin-us") o.spin_us = static_cast<int>(ParseCount(value(), 0));
         else if (a == "--json") o.json = true;
         else if (a == "--progress") o.progress = 1;

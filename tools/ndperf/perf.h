@@ -42,6 +42,9 @@ struct Options {
     uint32_t inflight = 16;              // connect-rate: how many at once
     double max_seconds = 10;             // mr, connect-rate: time guard per row
     bool blocking = false;
+    // send_lat: post the receive for the next message before answering (as
+    // perftest does) instead of after (as ucx_perftest's tag_lat does).
+    bool recv_first = false;
     bool json = false;
     int progress = -1;  // -1: when stderr is a terminal
     int port_fd = -1;   // --local child: where to report the port
@@ -55,6 +58,7 @@ struct Result {
     uint32_t size = 0;
     uint32_t iters = 0;
     bool blocking = false;
+    bool recv_first = false;  // send_lat: Options::recv_first
     bool loop = false;  // both endpoints in one process, one thread (ndperf loop)
     uint32_t qps = 1, threads = 1;
     uint32_t inflight = 0;  // connect: connections at once
@@ -88,8 +92,9 @@ struct Control {
     uint32_t qps;      // connections in the data phase
     uint32_t threads;  // server threads for the data phase
     uint32_t working_set;
+    uint32_t recv_first;  // send_lat: Options::recv_first
 };
-static_assert(sizeof(Control) == 36, "Control travels between ndperf client and server");
+static_assert(sizeof(Control) == 40, "Control travels between ndperf client and server");
 constexpr uint32_t kControlMagic = 0x4E445046;  // "NDPF"
 constexpr uint32_t kDone = 0xFFFFFFFF;
 

@@ -155,6 +155,7 @@ void PrintJson(const std::vector<Result> &results) {
                         d.median, d.p99, d.min, d.spread);
         }
         if (r.inflight) std::printf("\"inflight\":%u,", r.inflight);
+        if (r.test == "send_lat" && !r.loop) std::printf("\"recv_first\":%s,", r.recv_first ? "true" : "false");
         if (!r.latency && r.window) std::printf("\"cq_mod\":%u,", r.cq_mod);
         if (!r.latency && r.window && r.qps == 1 && r.threads == 1 && s.median > 0) {
             // Median of the window rounds' rates, the statistic ndbaseline reports.

@@ -46,8 +46,13 @@ void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &
     case Test::SendLat:
         for (uint32_t i = 0; i < c.iters; ++i) {
             ep.NextOf(Nd2RequestTypeReceive, c.blocking);
-            if (i + 1 < c.iters) PostRecv(ep, data, 0, c.size);
-            PostSend(ep, data, 0, c.size, ND_OP_FLAG_SILENT_SUCCESS);
+            if (c.recv_first) {  // perftest's order: the next message's receive, then the answer
+                if (i + 1 < c.iters) PostRecv(ep, data, 0, c.size);
+                PostSend(ep, data, 0, c.size, ND_OP_FLAG_SILENT_SUCCESS);
+            } else {  // the answer first; the receive for message i + 2 (two stay posted ahead)
+                PostSend(ep, data, 0, c.size, ND_OP_FLAG_SILENT_SUCCESS);
+                if (i + 2 < c.iters) PostRecv(ep, data, 0, c.size);
+            }
         }
         break;
     case Test::WriteLat:
@@ -106,7 +111,10 @@ int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connecto
         ep.Register(data, plan.slot * plan.slots);
         // Receives for the data phase go in before the answer.
         std::vector<uint32_t> posted;
+        // send_lat: the first message's, and the second's unless the client
+        // posts each before answering (ServeLatency).
         if (t == Test::SendLat) PostRecv(ep, data, 0, c.size);
+        if (t == Test::SendLat && !c.recv_first && c.iters > 1) PostRecv(ep, data, 0, c.size);
         if (!IsLatency(t)) PrimeStreamServer(active, plan, &posted);
         BufferAd mine{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0};
         std::memcpy(ctrl.data() + kCtrlBytes, &mine, sizeof mine);
@@ -191,7 +199,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                                 StreamSlots(t, size, o.window, o.working_set), &data, {}};
                 ep.Register(data, plan.slot * plan.slots);
                 Control c{kControlMagic, static_cast<uint32_t>(t), size, total, o.window, o.blocking ? 1u : 0u,
-                          qps, threads, o.working_set};
+                          qps, threads, o.working_set, o.recv_first ? 1u : 0u};
                 exchange(c, BufferAd{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0}, &plan.peer);
                 plan.cq_mod = IsLatency(t) ? 1 : o.cq_mod;
                 const BufferAd &peer = plan.peer;
@@ -204,6 +212,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 res.size = size;
                 res.iters = iters;
                 res.blocking = o.blocking;
+                res.recv_first = o.recv_first && t == Test::SendLat;
                 if (!IsLatency(t)) {
                     res.working_set = plan.slot * plan.slots;
                     res.window = plan.window;
@@ -225,9 +234,16 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 res.clock = SampleClockName();
                 switch (t) {
                 case Test::SendLat:
+                    // Each answer's receive is posted before the message it
+                    // answers goes out: the first here, the next ones just
+                    // after each Send (off the round trip, as ucx_perftest's
+                    // tag_lat posts its receive) or, with --recv-first,
+                    // just before it (perftest's order).
+                    if (!o.recv_first) PostRecv(ep, data, 0, size);
                     for (uint32_t i = 0; i < total; ++i) {
-                        PostRecv(ep, data, 0, size);
+                        if (o.recv_first) PostRecv(ep, data, 0, size);
                         PostSend(ep, data, 0, size, ND_OP_FLAG_SILENT_SUCCESS);
+                        if (!o.recv_first && i + 1 < total) PostRecv(ep, data, 0, size);
                         ep.NextOf(Nd2RequestTypeReceive, o.blocking);
                         lap(i, 2.0);
                     }
@@ -261,7 +277,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
             }
         }
     }
-    Control done{kControlMagic, kDone, 0, 0, 0, 0, 0, 0, 0};
+    Control done{kControlMagic, kDone, 0, 0, 0, 0, 0, 0, 0, 0};
     exchange(done, BufferAd{}, nullptr);  // the answer: the server has everything
     for (auto &e : eps) e->Disconnect();
     return 0;
