@@ -1,11 +1,12 @@
 """Paired rounds at 8 B: OpenND's shared-memory Send ping-pong set against
-UCX posix tag_lat (the fastest shared-memory library here) and the raw
-cache-line ping-pong, all three back to back in each round. On this kind
+UCX posix tag_lat, Open MPI's shared-memory transport (an MPI_Send/MPI_Recv
+ping-pong, bench/mpi/mpi_pingpong.c, built here with mpicc) and the raw
+cache-line ping-pong, all back to back in each round. On this kind
 of VM the two processes' vCPUs land on cores that pass a cache line in
 0.035-0.085 us, and that placement changes within minutes: one run of
 each tool, minutes apart, can compare two different machines. Within a
 round the three share a placement, so the per-round figures are what
-compare: OpenND / UCX, and OpenND minus the cache line (the software's
+compare: OpenND / UCX, the rounds OpenND was ahead of each, and minus the cache line (the software's
 own share, which placement moves least). Medians of the rounds, with
 their ranges. OpenND runs in both orders of ndperf send_lat: the next
 receive posted after the answer (its default; ucx_perftest's tag_lat
@@ -13,13 +14,21 @@ order) and before it (--recv-first; perftest's order)."""
 
 import json
 import os
+import shutil
 import statistics
+import subprocess
+import tempfile
 
 from .common import error_summary, free_port, pair_error, record, run, run_pair
 
 SIZE = 8
 LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)",
-          "opennd_recv_first": "OpenND send (shm, recv first)", "ucx": "UCX posix tag"}
+          "opennd_recv_first": "OpenND send (shm, recv first)", "ucx": "UCX posix tag",
+          "mpi": "Open MPI sm (vader)"}
+RIVALS = {"ucx": "UCX", "mpi": "Open MPI"}  # what the OpenND rows are set against, round by round
+MPI_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mpi", "mpi_pingpong.c")
+# mpirun refuses root without these; the benchmark runs as whoever runs compare.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
 def _cacheline(s, exe):
@@ -41,18 +50,44 @@ def _ucx(s, exe, iters):
     from .runners import parse_ucx  # runners imports this module
     args = ["-t", "tag_lat", "-s", str(SIZE), "-n", str(iters), "-w", str(iters // 10), "-f"]
     port = str(free_port())
-    env = {"UCX_TLS": "posix", "UCX_WARN_UNUSED_ENV_VARS": "n"}
-    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout,
-                              env=dict(os.environ, **env))
+    env = dict(os.environ, UCX_TLS="posix", UCX_WARN_UNUSED_ENV_VARS="n")
+    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout, env=env)
     row = parse_ucx(cout) if rc == 0 else None
     if row is None:
         raise RuntimeError(f"ucx_perftest failed ({pair_error(rc, cout, sout)})")
     return row[1]  # p50
 
 
+def build_mpi_pingpong(workdir):
+    """bench/mpi/mpi_pingpong.c built with mpicc into workdir: (path, None)
+    or (None, why not)."""
+    mpicc, mpirun = shutil.which("mpicc"), shutil.which("mpirun")
+    if not mpicc or not mpirun:
+        return None, "mpicc or mpirun not found (Debian packages libopenmpi-dev, openmpi-bin)"
+    exe = os.path.join(workdir, "mpi_pingpong")
+    p = subprocess.run([mpicc, "-O2", "-o", exe, MPI_SOURCE], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return None, f"mpicc failed ({error_summary(p.stderr or p.stdout)})"
+    return exe, None
+
+
+def mpi_command(exe, iters, size=SIZE):
+    """Open MPI's own shared-memory transport (pml ob1, btl vader), ranks not
+    pinned (like the other tools here)."""
+    return ["mpirun", "-np", "2", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl", "self,vader",
+            exe, str(size), str(iters)]
+
+
+def _mpi(s, exe, iters):
+    rc, out, err = run(mpi_command(exe, iters), s.run_timeout, env=dict(os.environ, **MPI_ENV))
+    if rc != 0:
+        raise RuntimeError(f"mpirun failed (exit {rc}: {error_summary(err or out)})")
+    return json.loads(out.strip().splitlines()[-1])["median_us"]
+
+
 def summarise(rounds):
-    """Records from a list of per-round dicts {"cacheline", "opennd", "ucx"}
-    (a key is absent where that tool failed in the round)."""
+    """Records from a list of per-round dicts keyed as LABELS (a key is
+    absent where that tool failed in the round)."""
     out = []
     for key, label in LABELS.items():
         got = [r[key] for r in rounds if key in r]
@@ -62,11 +97,15 @@ def summarise(rounds):
         paired = [r for r in rounds if key in r and "cacheline" in r]
         if key != "cacheline" and paired:
             extra["above_cacheline"] = statistics.median(r[key] - r["cacheline"] for r in paired)
-        with_ucx = [r for r in rounds if key in r and "ucx" in r]
-        if key.startswith("opennd") and with_ucx:
-            ratios = [r[key] / r["ucx"] for r in with_ucx]
-            extra.update(ratio_to_ucx=statistics.median(ratios), ratio_low=min(ratios), ratio_high=max(ratios),
-                         ahead_of_ucx=sum(x < 1 for x in ratios), paired_with_ucx=len(ratios))
+        if key.startswith("opennd"):
+            ratios = [r[key] / r["ucx"] for r in rounds if key in r and "ucx" in r]
+            if ratios:
+                extra.update(ratio_to_ucx=statistics.median(ratios), ratio_low=min(ratios), ratio_high=max(ratios))
+            for rival in RIVALS:
+                mine = [r[key] < r[rival] for r in rounds if key in r and rival in r]
+                if mine:
+                    extra[f"ahead_of_{rival}"] = sum(mine)
+                    extra[f"paired_with_{rival}"] = len(mine)
         out.append(record("paired", label, "shm", "half round trip", "paired_latency", SIZE, statistics.median(got),
                           "median", rounds=len(got), low=min(got), high=max(got), figures=got, **extra))
     return out
@@ -79,20 +118,27 @@ def paired_latency_runner(s):
         return []
     n = 20000 if s.quick else 200000
     rounds, failures = [], {}
-    for k in range(7 if s.quick else 21):
-        s.log(f"paired 8 B latency round {k + 1}")
-        got = {}
-        for key, measure in (("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
-                             ("opennd_recv_first", lambda: _opennd(s, perf, n, "--recv-first")),
-                             ("ucx", (lambda: _ucx(s, ucx, n)) if ucx else None)):
-            if measure is None:
-                failures[key] = "ucx_perftest not found (Debian package ucx-utils)"
-                continue
-            try:
-                got[key] = float(measure())
-            except (RuntimeError, ValueError, KeyError, IndexError) as e:
-                failures[key] = str(e)
-        rounds.append(got)
+    if not ucx:
+        failures["ucx"] = "ucx_perftest not found (Debian package ucx-utils)"
+    with tempfile.TemporaryDirectory() as work:
+        mpi, why = build_mpi_pingpong(work)
+        if why:
+            failures["mpi"] = why
+        tools = [("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
+                 ("opennd_recv_first", lambda: _opennd(s, perf, n, "--recv-first"))]
+        if ucx:
+            tools.append(("ucx", lambda: _ucx(s, ucx, n)))
+        if mpi:
+            tools.append(("mpi", lambda: _mpi(s, mpi, n)))
+        for k in range(7 if s.quick else 21):
+            s.log(f"paired 8 B latency round {k + 1}")
+            got = {}
+            for key, measure in tools:
+                try:
+                    got[key] = float(measure())
+                except (RuntimeError, ValueError, KeyError, IndexError) as e:
+                    failures[key] = str(e)
+            rounds.append(got)
     out = summarise(rounds)
     have = {r["label"] for r in out}
     out += [record("paired", LABELS[key], "shm", "half round trip", "paired_latency", SIZE, error=why)

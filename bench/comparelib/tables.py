@@ -155,14 +155,16 @@ def paired_latency_section(records):
         ratio = "-"
         if "ratio_to_ucx" in r:
             ratio = f"{fmt(r['ratio_to_ucx'])} ({fmt(r['ratio_low'])}-{fmt(r['ratio_high'])})"
-        ahead = f"{r['ahead_of_ucx']}/{r['paired_with_ucx']}" if "ahead_of_ucx" in r else "-"
+        ahead = ", ".join(f"{r['ahead_of_' + k]}/{r['paired_with_' + k]} {name}"
+                          for k, name in (("ucx", "UCX"), ("mpi", "Open MPI")) if "ahead_of_" + k in r)
         rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]),
-                     fmt(r.get("above_cacheline")), ratio, ahead])
+                     fmt(r.get("above_cacheline")), ratio, ahead or "-"])
     return ("8 B ping-pong, paired rounds",
-            ["", "median µs", "range", "rounds", "above cache line µs", "÷UCX (range)", "rounds ahead of UCX"], rows,
-            "half a round trip; each round runs ndbaseline's cache-line ping-pong, ndperf send_lat (shm) and "
-            "ucx_perftest tag_lat (UCX_TLS=posix) back to back, so all three share the round's core placement; "
-            "above cache line and ÷UCX: medians of the per-round differences and ratios")
+            ["", "median µs", "range", "rounds", "above cache line µs", "÷UCX (range)", "rounds ahead"], rows,
+            "half a round trip; each round runs ndbaseline's cache-line ping-pong, ndperf send_lat (shm; also with "
+            "--recv-first, perftest's order of posting), ucx_perftest tag_lat (UCX_TLS=posix) and an MPI_Send/"
+            "MPI_Recv ping-pong on Open MPI's shared memory (pml ob1, btl vader) back to back, so all share the "
+            "round's core placement; above cache line and ÷UCX: medians of the per-round differences and ratios")
 
 
 def sections(records, lat_sizes, bw_sizes):

@@ -70,9 +70,9 @@ class Tables(unittest.TestCase):
 class PairedLatency(unittest.TestCase):
     def test_rounds_are_compared_within_themselves(self):
         # Round 2 ran on a slow placement (every figure high); round 3 lost UCX.
-        rounds = [{"cacheline": 0.04, "opennd": 0.14, "ucx": 0.20},
-                  {"cacheline": 0.20, "opennd": 0.34, "ucx": 0.30},
-                  {"cacheline": 0.05, "opennd": 0.13}]
+        rounds = [{"cacheline": 0.04, "opennd": 0.14, "ucx": 0.20, "mpi": 0.13},
+                  {"cacheline": 0.20, "opennd": 0.34, "ucx": 0.30, "mpi": 0.40},
+                  {"cacheline": 0.05, "opennd": 0.13, "mpi": 0.17}]
         got = {r["label"]: r for r in latency_pairs.summarise(rounds)}
         nd, ucx, cl = got["OpenND send (shm)"], got["UCX posix tag"], got["raw cache-line flag"]
         self.assertEqual((nd["kind"], nd["unit"], nd["size"], nd["rounds"]), ("paired_latency", "us", 8, 3))
@@ -81,19 +81,38 @@ class PairedLatency(unittest.TestCase):
         self.assertAlmostEqual(nd["above_cacheline"], 0.10)  # median of 0.10, 0.14, 0.08
         self.assertAlmostEqual(nd["ratio_to_ucx"], (0.14 / 0.20 + 0.34 / 0.30) / 2)  # the two rounds with UCX
         self.assertEqual((nd["ahead_of_ucx"], nd["paired_with_ucx"]), (1, 2))
+        self.assertEqual((nd["ahead_of_mpi"], nd["paired_with_mpi"]), (2, 3))  # behind only in round 1
         self.assertEqual(ucx["rounds"], 2)
         self.assertAlmostEqual(ucx["above_cacheline"], (0.16 + 0.10) / 2)
         self.assertNotIn("ratio_to_ucx", ucx)
+        self.assertNotIn("ahead_of_mpi", got["Open MPI sm (vader)"])
         self.assertNotIn("above_cacheline", cl)
+        self.assertNotIn("OpenND send (shm, recv first)", got)  # never measured: no row
         section = tables.paired_latency_section(list(got.values()))
         row = next(r for r in section[2] if r[0] == "OpenND send (shm)")
-        self.assertEqual(row[1:], ["0.140", "0.130-0.340", "3", "0.100", "0.917 (0.700-1.133)", "1/2"])
+        self.assertEqual(row[1:], ["0.140", "0.130-0.340", "3", "0.100", "0.917 (0.700-1.133)",
+                                   "1/2 UCX, 2/3 Open MPI"])
 
     def test_a_tool_that_always_failed_is_a_failed_row(self):
         self.assertEqual(latency_pairs.summarise([{"cacheline": 0.04}, {}])[0]["label"], "raw cache-line flag")
         failed = record("paired", "UCX posix tag", "shm", "half round trip", "paired_latency", 8, error="gone")
         row = tables.paired_latency_section([failed])[2][0]
         self.assertEqual(row[:2], ["UCX posix tag", "FAIL"])
+
+    def test_mpi_pingpong_builds_and_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            exe, why = latency_pairs.build_mpi_pingpong(d)
+            if why:
+                self.skipTest(why)
+            p = subprocess.run(latency_pairs.mpi_command(exe, 2000), capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, **latency_pairs.MPI_ENV))
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            doc = json.loads(p.stdout.strip().splitlines()[-1])
+            self.assertEqual((doc["tool"], doc["size"], doc["iters"]), ("mpi_pingpong", 8, 2000))
+            self.assertTrue(0 < doc["min_us"] <= doc["median_us"] <= doc["p99_us"], doc)
+            bad = subprocess.run(["mpirun", "-np", "1", exe], capture_output=True, text=True, timeout=120,
+                                 env=dict(os.environ, **latency_pairs.MPI_ENV))
+            self.assertNotEqual(bad.returncode, 0)  # one rank: refused, not a hang
 
 
 class FabricRma(unittest.TestCase):
