@@ -1,6 +1,6 @@
 """Paired rounds at 8 B: OpenND's shared-memory Send ping-pong set against
 UCX posix tag_lat, Open MPI's shared-memory transport (an MPI_Send/MPI_Recv
-ping-pong, bench/mpi/mpi_pingpong.c, built here with mpicc) and the raw
+ping-pong, bench/mpi/mpi_bench.c: mpi.py) and the raw
 cache-line ping-pong, all back to back in each round. On this kind
 of VM the two processes' vCPUs land on cores that pass a cache line in
 0.035-0.085 us, and that placement changes within minutes: one run of
@@ -14,11 +14,10 @@ order) and before it (--recv-first; perftest's order)."""
 
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import tempfile
 
+from . import mpi
 from .common import error_summary, free_port, pair_error, record, run, run_pair
 
 SIZE = 8
@@ -26,9 +25,6 @@ LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)",
           "opennd_recv_first": "OpenND send (shm, recv first)", "ucx": "UCX posix tag",
           "mpi": "Open MPI sm (vader)"}
 RIVALS = {"ucx": "UCX", "mpi": "Open MPI"}  # what the OpenND rows are set against, round by round
-MPI_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mpi", "mpi_pingpong.c")
-# mpirun refuses root without these; the benchmark runs as whoever runs compare.
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
 def _cacheline(s, exe):
@@ -58,31 +54,8 @@ def _ucx(s, exe, iters):
     return row[1]  # p50
 
 
-def build_mpi_pingpong(workdir):
-    """bench/mpi/mpi_pingpong.c built with mpicc into workdir: (path, None)
-    or (None, why not)."""
-    mpicc, mpirun = shutil.which("mpicc"), shutil.which("mpirun")
-    if not mpicc or not mpirun:
-        return None, "mpicc or mpirun not found (Debian packages libopenmpi-dev, openmpi-bin)"
-    exe = os.path.join(workdir, "mpi_pingpong")
-    p = subprocess.run([mpicc, "-O2", "-o", exe, MPI_SOURCE], capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        return None, f"mpicc failed ({error_summary(p.stderr or p.stdout)})"
-    return exe, None
-
-
-def mpi_command(exe, iters, size=SIZE):
-    """Open MPI's own shared-memory transport (pml ob1, btl vader), ranks not
-    pinned (like the other tools here)."""
-    return ["mpirun", "-np", "2", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl", "self,vader",
-            exe, str(size), str(iters)]
-
-
 def _mpi(s, exe, iters):
-    rc, out, err = run(mpi_command(exe, iters), s.run_timeout, env=dict(os.environ, **MPI_ENV))
-    if rc != 0:
-        raise RuntimeError(f"mpirun failed (exit {rc}: {error_summary(err or out)})")
-    return json.loads(out.strip().splitlines()[-1])["median_us"]
+    return mpi.measure(exe, "lat", SIZE, iters, s.run_timeout)["median_us"]
 
 
 def summarise(rounds):
@@ -121,15 +94,15 @@ def paired_latency_runner(s):
     if not ucx:
         failures["ucx"] = "ucx_perftest not found (Debian package ucx-utils)"
     with tempfile.TemporaryDirectory() as work:
-        mpi, why = build_mpi_pingpong(work)
+        mpi_exe, why = mpi.build(work)
         if why:
             failures["mpi"] = why
         tools = [("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
                  ("opennd_recv_first", lambda: _opennd(s, perf, n, "--recv-first"))]
         if ucx:
             tools.append(("ucx", lambda: _ucx(s, ucx, n)))
-        if mpi:
-            tools.append(("mpi", lambda: _mpi(s, mpi, n)))
+        if mpi_exe:
+            tools.append(("mpi", lambda: _mpi(s, mpi_exe, n)))
         for k in range(7 if s.quick else 21):
             s.log(f"paired 8 B latency round {k + 1}")
             got = {}

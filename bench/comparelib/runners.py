@@ -12,6 +12,7 @@ from .common import error_summary, free_port, pair_error, record, run, run_pair
 from .fabric_rma import libfabric_rma_runner
 from .opennd import ndperf_runner
 from .latency_pairs import paired_latency_runner
+from .mpi import mpi_runner
 from .pairs import paired_cma_runner
 
 
@@ -229,5 +230,5 @@ def netns_runner(s):
     return between_namespaces(s)
 
 
-RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, netns_runner, libfabric_rma_runner,
+RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, mpi_runner, netns_runner, libfabric_rma_runner,
            paired_cma_runner, paired_latency_runner]

@@ -72,8 +72,8 @@ def main_section(records, lat_sizes, bw_sizes):
         row.append(fmt(b["value"] / cma["value"]) if b and cma else "-")
         rows.append([label] + row)
     note = ("latency: µs, half a round trip, median (libfabric: mean, fi_pingpong reports no median; OpenND read: "
-            "one RDMA Read, a full round trip); bandwidth: GB/s = 1e9 B/s (ndbaseline and ndperf on one connection: "
-            "median of samples; ndperf on several connections and UCX: overall rate; every side cycles through "
+            "one RDMA Read, a full round trip); bandwidth: GB/s = 1e9 B/s (ndbaseline, Open MPI and ndperf on one "
+            "connection: median of samples; ndperf on several connections and UCX: overall rate; every side cycles through "
             f"1 MiB of buffer or one message); ×raw: the row's figure over {REFERENCE}'s (latency: higher is slower; "
             "bandwidth: lower is slower); ×CMA: OpenND's shared-memory Write (Read) over raw CMA write (read), "
             "the kernel copy it is made of")
@@ -89,7 +89,8 @@ def rate_section(records):
             for label in _labels(records, ("msgrate",))]
     return ("Message rate", header, rows,
             "million messages per second with 32 requests in flight per connection (UCX: tag_bw; libfabric: "
-            "fi_send into posted receives, bench/fabric/fi_rma_bw --op send)")
+            "fi_send into posted receives, bench/fabric/fi_rma_bw --op send; Open MPI: MPI_Isend into posted "
+            "MPI_Irecv, bench/mpi/mpi_bench.c)")
 
 
 def mr_section(records):

@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bench"))
 sys.dont_write_bytecode = True
 
-from comparelib import fabric_rma, latency_pairs, tables  # noqa: E402
+from comparelib import fabric_rma, latency_pairs, mpi, tables  # noqa: E402
 from comparelib.common import record  # noqa: E402
 
 BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
@@ -99,20 +99,25 @@ class PairedLatency(unittest.TestCase):
         row = tables.paired_latency_section([failed])[2][0]
         self.assertEqual(row[:2], ["UCX posix tag", "FAIL"])
 
-    def test_mpi_pingpong_builds_and_runs(self):
+    def test_mpi_bench_builds_and_runs(self):
         with tempfile.TemporaryDirectory() as d:
-            exe, why = latency_pairs.build_mpi_pingpong(d)
+            exe, why = mpi.build(d)
             if why:
                 self.skipTest(why)
-            p = subprocess.run(latency_pairs.mpi_command(exe, 2000), capture_output=True, text=True, timeout=120,
-                               env=dict(os.environ, **latency_pairs.MPI_ENV))
-            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-            doc = json.loads(p.stdout.strip().splitlines()[-1])
-            self.assertEqual((doc["tool"], doc["size"], doc["iters"]), ("mpi_pingpong", 8, 2000))
-            self.assertTrue(0 < doc["min_us"] <= doc["median_us"] <= doc["p99_us"], doc)
-            bad = subprocess.run(["mpirun", "-np", "1", exe], capture_output=True, text=True, timeout=120,
-                                 env=dict(os.environ, **latency_pairs.MPI_ENV))
-            self.assertNotEqual(bad.returncode, 0)  # one rank: refused, not a hang
+            lat = mpi.measure(exe, "lat", 8, 2000, 120)
+            self.assertEqual((lat["tool"], lat["test"], lat["size"], lat["iters"]), ("mpi_bench", "lat", 8, 2000))
+            self.assertTrue(0 < lat["min_us"] <= lat["median_us"] <= lat["p99_us"], lat)
+            bw = mpi.measure(exe, "bw", 65536, 1000, 120, 32)
+            self.assertEqual((bw["test"], bw["size"], bw["iters"], bw["window"]), ("bw", 65536, 1000, 32))
+            self.assertTrue(bw["gbps"] > 0 and bw["gbps_median"] > 0 and bw["seconds"] > 0, bw)
+            self.assertAlmostEqual(bw["mmsgps"] * 1e6 * 65536 / 1e9, bw["gbps"], delta=bw["gbps"] * 1e-3)
+            for bad in (["lat", "8"], ["bw", "8", "10", "0"], ["nothing", "8", "10"]):
+                with self.assertRaises(RuntimeError):  # refused (exit 2), not a hang
+                    mpi.measure(exe, bad[0], bad[1], bad[2] if len(bad) > 2 else 0, 120,
+                                bad[3] if len(bad) > 3 else None)
+            one_rank = subprocess.run(["mpirun", "-np", "1", exe, "lat", "8", "10"], capture_output=True, timeout=120,
+                                      env=dict(os.environ, **mpi.ENV))
+            self.assertEqual(one_rank.returncode, 2)
 
 
 class FabricRma(unittest.TestCase):
