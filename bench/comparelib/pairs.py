@@ -1,17 +1,29 @@
-"""Paired rounds: OpenND's shared-memory RDMA Write and Read at 1 MiB set
-against the raw cross-memory-attach copy they are made of, each round
-measuring both back to back (ndbaseline cma-*-bw, then ndperf write_bw /
-read_bw). On a VM whose vCPUs move, one run of each is off by up to 2x
-either way; the median of the per-round ratios is the figure, with its
-range."""
+"""Paired rounds at 1 MiB: OpenND's shared-memory RDMA Write, Read and Send
+set against the raw cross-memory-attach copy they are made of, and the
+libraries that move large messages the same way (UCX cma+posix tag_bw,
+Open MPI vader), each round measuring all of them back to back (ndbaseline
+cma-write-bw cma-read-bw, ndperf write_bw,read_bw,send_bw, ucx_perftest,
+mpi_bench bw). A Send is set against raw CMA read: its receiver pulls the
+data. On a VM whose vCPUs move, one run of each is off by up to 2x either
+way; the median of the per-round ratios is the figure, with its range, and
+for OpenND's Send the rounds it was ahead of each library."""
 
 import json
+import os
 import statistics
+import tempfile
 
-from .common import error_summary, record, run
+from . import mpi
+from .common import error_summary, free_port, pair_error, record, run, run_pair
 
 SIZE = 1024 * 1024
-OPS = {"write": ("cma-write-bw", "write_bw"), "read": ("cma-read-bw", "read_bw")}
+# key: (label, raw CMA it is set against)
+ROWS = {"write": ("OpenND write (shm) ×CMA, paired", "cma-write-bw"),
+        "read": ("OpenND read (shm) ×CMA, paired", "cma-read-bw"),
+        "send": ("OpenND send (shm) ×CMA, paired", "cma-read-bw"),
+        "ucx": ("UCX cma+posix tag ×CMA, paired", "cma-read-bw"),
+        "mpi": ("Open MPI sm (vader) ×CMA, paired", "cma-read-bw")}
+RIVALS = ("ucx", "mpi")  # what OpenND's Send is set against, round by round
 
 
 def _baseline(s, exe):
@@ -23,40 +35,87 @@ def _baseline(s, exe):
 
 
 def _ndperf(s, exe):
-    cmd = [exe, "--json", "--no-progress", "--local", "-t", "write_bw,read_bw", "-S", str(SIZE)]
+    cmd = [exe, "--json", "--no-progress", "--local", "-t", "write_bw,read_bw,send_bw", "-S", str(SIZE)]
     rc, out, err = run(cmd, s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
-    return {r["test"]: r.get("gbps_median", r["gbps"]) for r in json.loads(out)}
+    return {r["test"].split("_")[0]: r.get("gbps_median", r["gbps"]) for r in json.loads(out)}
+
+
+def _ucx(s, exe):
+    from .runners import UCX_MB, parse_ucx  # runners imports this module
+    n = s.bw_iters(SIZE)
+    args = ["-t", "tag_bw", "-s", str(SIZE), "-n", str(n), "-w", str(max(n // 10, 2)), "-f"]
+    port = str(free_port())
+    env = dict(os.environ, UCX_TLS="cma,posix", UCX_WARN_UNUSED_ENV_VARS="n")
+    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout, env=env)
+    row = parse_ucx(cout) if rc == 0 else None
+    if row is None:
+        raise RuntimeError(f"ucx_perftest failed ({pair_error(rc, cout, sout)})")
+    return row[5] * UCX_MB / 1e9
+
+
+def summarise(rounds):
+    """Records from per-round dicts: "raw" {ndbaseline name: GB/s} and
+    OpenND's, UCX's and Open MPI's GB/s by ROWS key (absent where a tool
+    failed in that round)."""
+    out = []
+    for key, (label, raw_name) in ROWS.items():
+        pairs = [(r[key], r["raw"][raw_name]) for r in rounds if key in r and r.get("raw", {}).get(raw_name)]
+        if not pairs:
+            continue
+        ratios = [mine / raw for mine, raw in pairs]
+        extra = {}
+        if key == "send":
+            for rival in RIVALS:
+                ahead = [r["send"] > r[rival] for r in rounds if "send" in r and rival in r]
+                if ahead:
+                    extra[f"ahead_of_{rival}"] = sum(ahead)
+                    extra[f"paired_with_{rival}"] = len(ahead)
+        out.append(record("paired", label, "cma", f"{key}_bw", "ratio", SIZE, statistics.median(ratios), "median",
+                          rounds=len(ratios), low=min(ratios), high=max(ratios), ratios=ratios,
+                          gbps=statistics.median(p[0] for p in pairs),
+                          cma_gbps=statistics.median(p[1] for p in pairs), cma=raw_name, **extra))
+    return out
 
 
 def paired_cma_runner(s):
     from .runners import find_tool  # runners imports this module
-    base, perf = find_tool(s, "ndbaseline"), find_tool(s, "ndperf")
+    base, perf, ucx = find_tool(s, "ndbaseline"), find_tool(s, "ndperf"), find_tool(s, "ucx_perftest")
     if not base or not perf:
         return []
-    rounds = 7 if s.quick else 11
-    ratios = {op: [] for op in OPS}
-    figures = {op: ([], []) for op in OPS}
-    try:
-        for k in range(rounds):
-            s.log(f"paired CMA round {k + 1}/{rounds}")
-            raw, nd = _baseline(s, base), _ndperf(s, perf)
-            for op, (raw_name, nd_name) in OPS.items():
-                if raw.get(raw_name) and nd.get(nd_name):
-                    ratios[op].append(nd[nd_name] / raw[raw_name])
-                    figures[op][0].append(nd[nd_name])
-                    figures[op][1].append(raw[raw_name])
-    except (RuntimeError, ValueError, KeyError) as e:
-        return [record("ndperf", f"OpenND {op} (shm) ×CMA, paired", "nd", f"{op}_bw", "ratio", SIZE,
-                       error=str(e)) for op in OPS]
-    out = []
-    for op in OPS:
-        if not ratios[op]:
-            continue
-        out.append(record("ndperf", f"OpenND {op} (shm) ×CMA, paired", "nd", f"{op}_bw", "ratio", SIZE,
-                          statistics.median(ratios[op]), "median", rounds=len(ratios[op]),
-                          low=min(ratios[op]), high=max(ratios[op]), ratios=ratios[op],
-                          opennd_gbps=statistics.median(figures[op][0]),
-                          cma_gbps=statistics.median(figures[op][1])))
+    failures = {}
+    if not ucx:
+        failures["ucx"] = "ucx_perftest not found (Debian package ucx-utils)"
+    rounds = []
+    with tempfile.TemporaryDirectory() as work:
+        mpi_exe, why = mpi.build(work)
+        if why:
+            failures["mpi"] = why
+        for k in range(7 if s.quick else 11):
+            s.log(f"paired CMA round {k + 1}")
+            got = {}
+            steps = [("raw", lambda: _baseline(s, base)), ("nd", lambda: _ndperf(s, perf))]
+            if ucx:
+                steps.append(("ucx", lambda: _ucx(s, ucx)))
+            if mpi_exe:
+                steps.append(("mpi", lambda: mpi.measure(mpi_exe, "bw", SIZE, s.bw_iters(SIZE), s.run_timeout,
+                                                         mpi.WINDOW)["gbps_median"]))
+            for key, step in steps:
+                try:
+                    value = step()
+                except (RuntimeError, ValueError, KeyError, IndexError) as e:
+                    failures[key] = str(e)
+                    continue
+                if key == "nd":
+                    got.update({op: value[op] for op in ("write", "read", "send") if value.get(op)})
+                else:
+                    got[key] = value
+            rounds.append(got)
+    out = summarise(rounds)
+    have = {r["label"] for r in out}
+    for key, why in failures.items():
+        for row in (("write", "read", "send") if key in ("raw", "nd") else (key,)):
+            if ROWS[row][0] not in have:
+                out.append(record("paired", ROWS[row][0], "cma", f"{row}_bw", "ratio", SIZE, error=why))
     return out

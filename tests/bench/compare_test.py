@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bench"))
 sys.dont_write_bytecode = True
 
-from comparelib import fabric_rma, latency_pairs, mpi, tables  # noqa: E402
+from comparelib import fabric_rma, latency_pairs, mpi, pairs, tables  # noqa: E402
 from comparelib.common import record  # noqa: E402
 
 BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
@@ -118,6 +118,29 @@ class PairedLatency(unittest.TestCase):
             one_rank = subprocess.run(["mpirun", "-np", "1", exe, "lat", "8", "10"], capture_output=True, timeout=120,
                                       env=dict(os.environ, **mpi.ENV))
             self.assertEqual(one_rank.returncode, 2)
+
+
+class PairedBandwidth(unittest.TestCase):
+    def test_each_row_against_its_own_raw_copy_in_its_own_round(self):
+        raw = {"cma-write-bw": 10.0, "cma-read-bw": 12.0}
+        rounds = [{"raw": raw, "write": 9.0, "read": 12.0, "send": 11.0, "ucx": 10.0, "mpi": 12.0},
+                  {"raw": {"cma-write-bw": 5.0, "cma-read-bw": 6.0}, "write": 5.0, "read": 5.4, "send": 6.0,
+                   "ucx": 5.0, "mpi": 5.5},
+                  {"raw": raw, "write": 10.0, "read": 11.4, "send": 11.4, "mpi": 11.0}]  # UCX failed
+        got = {r["label"]: r for r in pairs.summarise(rounds)}
+        send = got["OpenND send (shm) ×CMA, paired"]
+        self.assertEqual((send["kind"], send["size"], send["rounds"], send["cma"]), ("ratio", 1 << 20, 3, "cma-read-bw"))
+        self.assertAlmostEqual(send["value"], 11.4 / 12)  # median of 11/12, 6/6, 11.4/12
+        self.assertEqual((send["low"], send["high"]), (11.0 / 12, 1.0))
+        self.assertEqual((send["ahead_of_ucx"], send["paired_with_ucx"]), (2, 2))
+        self.assertEqual((send["ahead_of_mpi"], send["paired_with_mpi"]), (2, 3))  # behind only in round 1
+        write = got["OpenND write (shm) ×CMA, paired"]
+        self.assertAlmostEqual(write["value"], 1.0)  # 0.9, 1.0, 1.0: against raw CMA *write*
+        self.assertAlmostEqual(write["gbps"], 9.0)
+        self.assertNotIn("ahead_of_ucx", write)
+        self.assertEqual(got["UCX cma+posix tag ×CMA, paired"]["rounds"], 2)
+        row = next(r for r in tables.paired_section(list(got.values()))[2] if r[0].startswith("OpenND send"))
+        self.assertEqual(row[1:], ["0.950", "0.917-1.000", "3", "11.00", "12.00", "2/2 UCX, 2/3 Open MPI"])
 
 
 class FabricRma(unittest.TestCase):
