@@ -4,9 +4,13 @@ libraries that move large messages the same way (UCX cma+posix tag_bw,
 Open MPI vader), each round measuring all of them back to back (ndbaseline
 cma-write-bw cma-read-bw, ndperf write_bw,read_bw,send_bw, ucx_perftest,
 mpi_bench bw). A Send is set against raw CMA read: its receiver pulls the
-data. On a VM whose vCPUs move, one run of each is off by up to 2x either
-way; the median of the per-round ratios is the figure, with its range, and
-for OpenND's Send the rounds it was ahead of each library."""
+data. Every figure is a throughput, bytes over the time they took: raw
+CMA's from its samples (one call each), the others' overall rates. (A
+median of 90 us raw samples leaves out the VM's stalls that every 3 ms
+window of the others takes in: it read 2-3% above the raw overall rate.)
+On a VM whose vCPUs move, one run of each is off by up to 2x either way;
+the median of the per-round ratios is the figure, with its range, and for
+OpenND's Send the rounds it was ahead of each library."""
 
 import json
 import os
@@ -26,12 +30,17 @@ ROWS = {"write": ("OpenND write (shm) ×CMA, paired", "cma-write-bw"),
 RIVALS = ("ucx", "mpi")  # what OpenND's Send is set against, round by round
 
 
+def overall_rate(samples):
+    """Bytes over time of equal-sized samples given as rates: their harmonic mean."""
+    return len(samples) / sum(1 / x for x in samples) if samples and all(x > 0 for x in samples) else None
+
+
 def _baseline(s, exe):
-    cmd = [exe, "--json", "--quick", "--sizes", str(SIZE), "cma-write-bw", "cma-read-bw"]
+    cmd = [exe, "--json", "--samples", "--quick", "--sizes", str(SIZE), "cma-write-bw", "cma-read-bw"]
     rc, out, err = run(cmd, s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndbaseline failed ({error_summary(err or out)})")
-    return {r["name"]: r["stats"]["median"] for r in json.loads(out)["results"] if "stats" in r}
+    return {r["name"]: overall_rate(r.get("samples")) for r in json.loads(out)["results"] if "stats" in r}
 
 
 def _ndperf(s, exe):
@@ -39,7 +48,7 @@ def _ndperf(s, exe):
     rc, out, err = run(cmd, s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
-    return {r["test"].split("_")[0]: r.get("gbps_median", r["gbps"]) for r in json.loads(out)}
+    return {r["test"].split("_")[0]: r["gbps"] for r in json.loads(out)}
 
 
 def _ucx(s, exe):
@@ -100,7 +109,7 @@ def paired_cma_runner(s):
                 steps.append(("ucx", lambda: _ucx(s, ucx)))
             if mpi_exe:
                 steps.append(("mpi", lambda: mpi.measure(mpi_exe, "bw", SIZE, s.bw_iters(SIZE), s.run_timeout,
-                                                         mpi.WINDOW)["gbps_median"]))
+                                                         mpi.WINDOW)["gbps"]))
             for key, step in steps:
                 try:
                     value = step()

@@ -151,8 +151,8 @@ def paired_section(records):
             "1 MiB; each round runs ndbaseline's raw process_vm_writev/readv, ndperf's write_bw/read_bw/send_bw, "
             "ucx_perftest tag_bw (UCX_TLS=cma,posix) and Open MPI's MPI_Isend/MPI_Irecv (vader) back to back; "
             "Write is set against raw CMA write, the others against raw CMA read (a Send's receiver pulls); ×CMA: "
-            "the median of the rounds' ratios (the figures: medians of each side); rounds ahead: OpenND's Send "
-            "faster than that library in the same round")
+            "the median of the rounds' ratios of throughputs (bytes over the time they took; the figures: medians "
+            "of each side); rounds ahead: OpenND's Send faster than that library in the same round")
 
 
 def paired_latency_section(records):

@@ -142,6 +142,12 @@ class PairedBandwidth(unittest.TestCase):
         row = next(r for r in tables.paired_section(list(got.values()))[2] if r[0].startswith("OpenND send"))
         self.assertEqual(row[1:], ["0.950", "0.917-1.000", "3", "11.00", "12.00", "2/2 UCX, 2/3 Open MPI"])
 
+    def test_raw_rate_is_bytes_over_time(self):
+        # Two 1 MiB calls at 10 and 5 GB/s: 2 MiB in 0.1 + 0.2 ms, not the mean 7.5.
+        self.assertAlmostEqual(pairs.overall_rate([10.0, 5.0]), 2 / (1 / 10 + 1 / 5))
+        self.assertIsNone(pairs.overall_rate([]))
+        self.assertIsNone(pairs.overall_rate([3.0, 0.0]))
+
 
 class FabricRma(unittest.TestCase):
     def test_json_line_to_record(self):
