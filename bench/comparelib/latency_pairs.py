@@ -13,12 +13,12 @@ receive posted after the answer (its default; ucx_perftest's tag_lat
 order) and before it (--recv-first; perftest's order)."""
 
 import json
-import os
 import statistics
 import tempfile
 
 from . import mpi
-from .common import error_summary, free_port, pair_error, record, run, run_pair
+from .common import error_summary, record, run
+from .ucx import ucx_pair
 
 SIZE = 8
 LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)",
@@ -43,14 +43,9 @@ def _opennd(s, exe, iters, *extra):
 
 
 def _ucx(s, exe, iters):
-    from .runners import parse_ucx  # runners imports this module
-    args = ["-t", "tag_lat", "-s", str(SIZE), "-n", str(iters), "-w", str(iters // 10), "-f"]
-    port = str(free_port())
-    env = dict(os.environ, UCX_TLS="posix", UCX_WARN_UNUSED_ENV_VARS="n")
-    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout, env=env)
-    row = parse_ucx(cout) if rc == 0 else None
+    row, why, _ = ucx_pair(exe, "tag_lat", SIZE, iters, {"UCX_TLS": "posix"}, s.run_timeout)
     if row is None:
-        raise RuntimeError(f"ucx_perftest failed ({pair_error(rc, cout, sout)})")
+        raise RuntimeError(f"ucx_perftest failed ({why})")
     return row[1]  # p50
 
 

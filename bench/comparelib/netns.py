@@ -12,7 +12,8 @@ import subprocess
 
 from .common import error_summary, record, run_pair
 from .opennd import BANDWIDTH_TESTS, LATENCY_TESTS, ndperf_records
-from .runners import UCX_MB, parse_ucx, ucx_tests
+from .runners import ucx_tests
+from .ucx import UCX_MB, parse_ucx
 
 NS = ("ondb-a", "ondb-b")
 VETH = ("ondb-va", "ondb-vb")

@@ -13,12 +13,12 @@ the median of the per-round ratios is the figure, with its range, and for
 OpenND's Send the rounds it was ahead of each library."""
 
 import json
-import os
 import statistics
 import tempfile
 
 from . import mpi
-from .common import error_summary, free_port, pair_error, record, run, run_pair
+from .common import error_summary, record, run
+from .ucx import UCX_MB, ucx_pair
 
 SIZE = 1024 * 1024
 # key: (label, raw CMA it is set against)
@@ -52,15 +52,9 @@ def _ndperf(s, exe):
 
 
 def _ucx(s, exe):
-    from .runners import UCX_MB, parse_ucx  # runners imports this module
-    n = s.bw_iters(SIZE)
-    args = ["-t", "tag_bw", "-s", str(SIZE), "-n", str(n), "-w", str(max(n // 10, 2)), "-f"]
-    port = str(free_port())
-    env = dict(os.environ, UCX_TLS="cma,posix", UCX_WARN_UNUSED_ENV_VARS="n")
-    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout, env=env)
-    row = parse_ucx(cout) if rc == 0 else None
+    row, why, _ = ucx_pair(exe, "tag_bw", SIZE, s.bw_iters(SIZE), {"UCX_TLS": "cma,posix"}, s.run_timeout)
     if row is None:
-        raise RuntimeError(f"ucx_perftest failed ({pair_error(rc, cout, sout)})")
+        raise RuntimeError(f"ucx_perftest failed ({why})")
     return row[5] * UCX_MB / 1e9
 
 

@@ -14,6 +14,7 @@ from .opennd import ndperf_runner
 from .latency_pairs import paired_latency_runner
 from .mpi import mpi_runner
 from .pairs import paired_cma_runner
+from .ucx import UCX_MB, ucx_pair
 
 
 def find_tool(s, name):
@@ -144,9 +145,6 @@ UCX_CONFIGS = [
     ("cma+posix", {"UCX_TLS": "cma,posix"}),
     ("tcp", {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}),
 ]
-UCX_MB = 1024 * 1024  # ucx_perftest's MB/s are MiB/s
-
-
 def ucx_tests(exe):
     """(test name, kind, row group); put/get names differ between versions."""
     rc, out, err = run([exe, "-h"], 10)
@@ -154,19 +152,6 @@ def ucx_tests(exe):
     get = "ucp_get_bw" if "ucp_get_bw" in names else "ucp_get"
     return [("tag_lat", "latency", "tag"), ("tag_bw", "bandwidth", "tag"),
             ("ucp_put_bw", "bandwidth", "put"), (get, "bandwidth", "get")]
-
-
-def parse_ucx(text):
-    """The final row: iterations, p50 latency, avg, overall, bw avg, bw
-    overall (MiB/s), rate avg, rate overall. None if absent."""
-    for line in reversed(text.splitlines()):
-        tokens = line.replace("Final:", " ").split()
-        if len(tokens) == 8:
-            try:
-                return [float(t) for t in tokens]
-            except ValueError:
-                continue
-    return None
 
 
 def ucx_runner(s):
@@ -177,7 +162,6 @@ def ucx_runner(s):
     out = []
     tests = ucx_tests(exe)
     for name, tls in UCX_CONFIGS:
-        env = dict(os.environ, UCX_WARN_UNUSED_ENV_VARS="n", **tls)
         for test, kind, group in tests:
             label = f"UCX {name} {group}"
             for size in (s.lat_sizes if kind == "latency" else s.bw_sizes):
@@ -185,16 +169,10 @@ def ucx_runner(s):
                     n = s.lat_iters if size <= 64 * 1024 else max(100, s.lat_iters // 10)
                 else:
                     n = s.bw_iters(size)
-                args = ["-t", test, "-s", str(size), "-n", str(n), "-w", str(max(n // 10, 2)), "-f"]
-                port = str(free_port())
                 s.log(f"ucx_perftest {name} {test} {size}")
-                rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args,
-                                          s.run_timeout, env=env)
-                row = parse_ucx(cout) if rc == 0 else None
-                command = " ".join(f"{k}={v}" for k, v in tls.items()) + " " + " ".join(["ucx_perftest"] + args)
+                row, why, command = ucx_pair(exe, test, size, n, tls, s.run_timeout)
                 if row is None:
-                    out.append(record("ucx", label, name, test, kind, size,
-                                      error=pair_error(rc, cout, sout), command=command))
+                    out.append(record("ucx", label, name, test, kind, size, error=why, command=command))
                     break  # the larger sizes would fail the same way
                 if kind == "latency":
                     out.append(record("ucx", label, name, test, kind, size, row[1], "median", command=command,
@@ -202,24 +180,18 @@ def ucx_runner(s):
                 else:
                     out.append(record("ucx", label, name, test, kind, size, row[5] * UCX_MB / 1e9, "overall",
                                       command=command, iterations=int(row[0])))
-        out += ucx_msgrate(s, exe, name, env)
+        out += ucx_msgrate(s, exe, name, tls)
     return out
 
 
-def ucx_msgrate(s, exe, name, env, size=8):
+def ucx_msgrate(s, exe, name, tls, size=8):
     """tag_bw at 8 B: UCX's overall message rate, next to ndperf's."""
     if name != "posix":
         return []
-    n = 20000 if s.quick else 200000
-    args = ["-t", "tag_bw", "-s", str(size), "-n", str(n), "-w", str(n // 10), "-f"]
-    port = str(free_port())
     s.log(f"ucx_perftest {name} tag_bw {size} (message rate)")
-    rc, cout, sout = run_pair([exe, "-p", port] + args, [exe, "127.0.0.1", "-p", port] + args, s.run_timeout, env=env)
-    row = parse_ucx(cout) if rc == 0 else None
-    command = f"UCX_TLS={name} " + " ".join(["ucx_perftest"] + args)
+    row, why, command = ucx_pair(exe, "tag_bw", size, 20000 if s.quick else 200000, tls, s.run_timeout)
     if row is None:
-        return [record("ucx", f"UCX {name} tag", name, "tag_bw", "msgrate", size, error=pair_error(rc, cout, sout),
-                       command=command)]
+        return [record("ucx", f"UCX {name} tag", name, "tag_bw", "msgrate", size, error=why, command=command)]
     return [record("ucx", f"UCX {name} tag", name, "tag_bw", "msgrate", size, row[7] / 1e6, "overall",
                    command=command, iterations=int(row[0]))]
 
