@@ -1,16 +1,16 @@
 """Paired rounds at 8 B: OpenND's shared-memory Send ping-pong set against
-UCX posix tag_lat, Open MPI's shared-memory transport (an MPI_Send/MPI_Recv
-ping-pong, bench/mpi/mpi_bench.c: mpi.py) and the raw
-cache-line ping-pong, all back to back in each round. On this kind
+UCX posix tag_lat, Open MPI's shared memory (mpi_bench lat: mpi.py) and
+the raw cache-line ping-pong, all back to back in each round. On this kind
 of VM the two processes' vCPUs land on cores that pass a cache line in
-0.035-0.085 us, and that placement changes within minutes: one run of
-each tool, minutes apart, can compare two different machines. Within a
-round the three share a placement, so the per-round figures are what
-compare: OpenND / UCX, the rounds OpenND was ahead of each, and minus the cache line (the software's
-own share, which placement moves least). Medians of the rounds, with
-their ranges. OpenND runs in both orders of ndperf send_lat: the next
-receive posted after the answer (its default; ucx_perftest's tag_lat
-order) and before it (--recv-first; perftest's order)."""
+0.035-0.25 us, and that placement changes within minutes: one run of each
+tool, minutes apart, can compare two different machines. Within a round
+all share a placement, so the per-round figures are what compare: OpenND
+over UCX, the rounds OpenND was ahead of each library, and each figure
+minus the cache line (the software's own share, which placement moves
+least). Medians of the rounds, with their ranges. OpenND runs in both
+orders of ndperf send_lat: the next receive posted after the answer (its
+default; ucx_perftest's tag_lat order) and before it (--recv-first;
+perftest's order)."""
 
 import json
 import statistics
