@@ -12,7 +12,8 @@ results.json:
              median; dereg_median, rate_per_s beside it) or "connect"
              (connections set up and torn down per second; median_us beside),
              "ratio" (paired rounds against raw CMA) or "paired_latency" (us,
-             8 B rounds with UCX and the cache line; latency_pairs.py)
+             8 B rounds with UCX and the cache line; latency_pairs.py) or
+             "paired_rate" (Mmsg/s, the message rate in the same rounds)
   size       message size in bytes
   value      the figure; `statistic` says which ("median", "mean", "overall")
   p99, min, spread   when the tool reports them
@@ -30,7 +31,8 @@ import time
 KIB = 1024
 MIB = 1024 * 1024
 UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s",
-         "ratio": "x", "paired_latency": "us"}
+         "ratio": "x", "paired_latency": "us",
+         "paired_rate": "Mmsg/s"}
 
 
 def record(source, label, transport, operation, kind, size, value=None, statistic="median",

@@ -7,7 +7,9 @@ tool, minutes apart, can compare two different machines. Within a round
 all share a placement, so the per-round figures are what compare: OpenND
 over UCX, the rounds OpenND was ahead of each library, and each figure
 minus the cache line (the software's own share, which placement moves
-least). Medians of the rounds, with their ranges. OpenND runs in both
+least). Medians of the rounds, with their ranges. The same rounds set
+OpenND's 8 B message rate (ndperf send_bw) against UCX's (tag_bw) and
+Open MPI's (mpi_bench bw), 32 in flight each. OpenND runs in both
 orders of ndperf send_lat: the next receive posted after the answer (its
 default; ucx_perftest's tag_lat order) and before it (--recv-first;
 perftest's order)."""
@@ -25,6 +27,8 @@ LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)",
           "opennd_recv_first": "OpenND send (shm, recv first)", "ucx": "UCX posix tag",
           "mpi": "Open MPI sm (vader)"}
 RIVALS = {"ucx": "UCX", "mpi": "Open MPI"}  # what the OpenND rows are set against, round by round
+# The same rounds also measure the 8 B message rate (32 in flight, one connection).
+RATE_LABELS = {"opennd_rate": "OpenND send (shm)", "ucx_rate": "UCX posix tag", "mpi_rate": "Open MPI sm (vader)"}
 
 
 def _cacheline(s, exe):
@@ -53,9 +57,45 @@ def _mpi(s, exe, iters):
     return mpi.measure(exe, "lat", SIZE, iters, s.run_timeout)["median_us"]
 
 
+def _opennd_rate(s, exe, iters):
+    cmd = [exe, "--json", "--no-progress", "--local", "-t", "send_bw", "-S", str(SIZE), "-n", str(iters)]
+    rc, out, err = run(cmd, s.run_timeout)
+    if rc != 0:
+        raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
+    return json.loads(out)[0]["mmsgps"]
+
+
+def _ucx_rate(s, exe, iters):
+    row, why, _ = ucx_pair(exe, "tag_bw", SIZE, iters, {"UCX_TLS": "posix"}, s.run_timeout)
+    if row is None:
+        raise RuntimeError(f"ucx_perftest failed ({why})")
+    return row[7] / 1e6  # overall rate
+
+
+def _mpi_rate(s, exe, iters):
+    return mpi.measure(exe, "bw", SIZE, iters, s.run_timeout, mpi.WINDOW)["mmsgps"]
+
+
+def _versus(rounds, mine, better):
+    """For OpenND's figure `mine`: its median ratio to UCX's with the range,
+    and the rounds it was better(own, rival's) than each rival's."""
+    extra = {}
+    suffix = "_rate" if mine.endswith("_rate") else ""
+    ucx = "ucx" + suffix
+    ratios = [r[mine] / r[ucx] for r in rounds if mine in r and ucx in r]
+    if ratios:
+        extra.update(ratio_to_ucx=statistics.median(ratios), ratio_low=min(ratios), ratio_high=max(ratios))
+    for rival in RIVALS:
+        won = [better(r[mine], r[rival + suffix]) for r in rounds if mine in r and rival + suffix in r]
+        if won:
+            extra[f"ahead_of_{rival}"] = sum(won)
+            extra[f"paired_with_{rival}"] = len(won)
+    return extra
+
+
 def summarise(rounds):
-    """Records from a list of per-round dicts keyed as LABELS (a key is
-    absent where that tool failed in the round)."""
+    """Records from a list of per-round dicts keyed as LABELS and
+    RATE_LABELS (a key is absent where that tool failed in the round)."""
     out = []
     for key, label in LABELS.items():
         got = [r[key] for r in rounds if key in r]
@@ -66,16 +106,17 @@ def summarise(rounds):
         if key != "cacheline" and paired:
             extra["above_cacheline"] = statistics.median(r[key] - r["cacheline"] for r in paired)
         if key.startswith("opennd"):
-            ratios = [r[key] / r["ucx"] for r in rounds if key in r and "ucx" in r]
-            if ratios:
-                extra.update(ratio_to_ucx=statistics.median(ratios), ratio_low=min(ratios), ratio_high=max(ratios))
-            for rival in RIVALS:
-                mine = [r[key] < r[rival] for r in rounds if key in r and rival in r]
-                if mine:
-                    extra[f"ahead_of_{rival}"] = sum(mine)
-                    extra[f"paired_with_{rival}"] = len(mine)
+            extra.update(_versus(rounds, key, lambda mine, theirs: mine < theirs))
         out.append(record("paired", label, "shm", "half round trip", "paired_latency", SIZE, statistics.median(got),
                           "median", rounds=len(got), low=min(got), high=max(got), figures=got, **extra))
+    for key, label in RATE_LABELS.items():
+        got = [r[key] for r in rounds if key in r]
+        if not got:
+            continue
+        extra = _versus(rounds, key, lambda mine, theirs: mine > theirs) if key.startswith("opennd") else {}
+        out.append(record("paired", label, "shm", "messages, 32 in flight", "paired_rate", SIZE,
+                          statistics.median(got), "median", rounds=len(got), low=min(got), high=max(got),
+                          figures=got, **extra))
     return out
 
 
@@ -87,17 +128,22 @@ def paired_latency_runner(s):
     n = 20000 if s.quick else 200000
     rounds, failures = [], {}
     if not ucx:
-        failures["ucx"] = "ucx_perftest not found (Debian package ucx-utils)"
+        failures["ucx"] = failures["ucx_rate"] = "ucx_perftest not found (Debian package ucx-utils)"
     with tempfile.TemporaryDirectory() as work:
         mpi_exe, why = mpi.build(work)
         if why:
-            failures["mpi"] = why
+            failures["mpi"] = failures["mpi_rate"] = why
         tools = [("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
                  ("opennd_recv_first", lambda: _opennd(s, perf, n, "--recv-first"))]
         if ucx:
             tools.append(("ucx", lambda: _ucx(s, ucx, n)))
         if mpi_exe:
             tools.append(("mpi", lambda: _mpi(s, mpi_exe, n)))
+        tools.append(("opennd_rate", lambda: _opennd_rate(s, perf, n)))
+        if ucx:
+            tools.append(("ucx_rate", lambda: _ucx_rate(s, ucx, n)))
+        if mpi_exe:
+            tools.append(("mpi_rate", lambda: _mpi_rate(s, mpi_exe, n)))
         for k in range(7 if s.quick else 21):
             s.log(f"paired 8 B latency round {k + 1}")
             got = {}
@@ -108,7 +154,10 @@ def paired_latency_runner(s):
                     failures[key] = str(e)
             rounds.append(got)
     out = summarise(rounds)
-    have = {r["label"] for r in out}
-    out += [record("paired", LABELS[key], "shm", "half round trip", "paired_latency", SIZE, error=why)
-            for key, why in failures.items() if LABELS[key] not in have]
+    have = {(r["label"], r["kind"]) for r in out}
+    for key, why in failures.items():
+        label, kind, op = (RATE_LABELS[key], "paired_rate", "messages, 32 in flight") if key in RATE_LABELS else \
+            (LABELS[key], "paired_latency", "half round trip")
+        if (label, kind) not in have:
+            out.append(record("paired", label, "shm", op, kind, SIZE, error=why))
     return out

@@ -176,9 +176,29 @@ def paired_latency_section(records):
             "round's core placement; above cache line and ÷UCX: medians of the per-round differences and ratios")
 
 
+def paired_rate_section(records):
+    rows = []
+    for r in records:
+        if r["kind"] != "paired_rate":
+            continue
+        if r["status"] != "ok":
+            rows.append([r["label"], "FAIL", "-", "-", "-", "-"])
+            continue
+        ratio = "-"
+        if "ratio_to_ucx" in r:
+            ratio = f"{fmt(r['ratio_to_ucx'])} ({fmt(r['ratio_low'])}-{fmt(r['ratio_high'])})"
+        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]), ratio,
+                     _ahead(r)])
+    return ("8 B message rate, paired rounds",
+            ["", "median Mmsg/s", "range", "rounds", "÷UCX (range)", "rounds ahead"], rows,
+            "one connection, 32 in flight; in the 8 B ping-pong rounds above: ndperf send_bw, ucx_perftest tag_bw "
+            "(UCX_TLS=posix) and Open MPI's MPI_Isend/MPI_Irecv (vader); ÷UCX: the median of the per-round ratios "
+            "(higher is faster)")
+
+
 def sections(records, lat_sizes, bw_sizes):
-    out = [main_section(records, lat_sizes, bw_sizes), paired_latency_section(records), paired_section(records),
-           rate_section(records),
+    out = [main_section(records, lat_sizes, bw_sizes), paired_latency_section(records),
+           paired_rate_section(records), paired_section(records), rate_section(records),
            mr_section(records), connect_section(records)]
     return [s for s in out if s[2]]
 

@@ -88,10 +88,31 @@ class PairedLatency(unittest.TestCase):
         self.assertNotIn("ahead_of_mpi", got["Open MPI sm (vader)"])
         self.assertNotIn("above_cacheline", cl)
         self.assertNotIn("OpenND send (shm, recv first)", got)  # never measured: no row
+        self.assertNotIn("OpenND send (shm)", {r["label"] for r in latency_pairs.summarise(rounds)
+                                               if r["kind"] == "paired_rate"})  # no rate measured either
         section = tables.paired_latency_section(list(got.values()))
         row = next(r for r in section[2] if r[0] == "OpenND send (shm)")
         self.assertEqual(row[1:], ["0.140", "0.130-0.340", "3", "0.100", "0.917 (0.700-1.133)",
                                    "1/2 UCX, 2/3 Open MPI"])
+
+    def test_message_rate_in_the_same_rounds_higher_is_ahead(self):
+        rounds = [{"opennd_rate": 10.0, "ucx_rate": 15.0, "mpi_rate": 8.0, "opennd_recv_first": 0.2, "ucx": 0.25},
+                  {"opennd_rate": 12.0, "ucx_rate": 10.0, "mpi_rate": 14.0, "opennd_recv_first": 0.3, "ucx": 0.2},
+                  {"opennd_rate": 11.0, "mpi_rate": 9.0}]
+        out = latency_pairs.summarise(rounds)
+        rate = {r["label"]: r for r in out if r["kind"] == "paired_rate"}
+        nd = rate["OpenND send (shm)"]
+        self.assertEqual((nd["unit"], nd["value"], nd["rounds"]), ("Mmsg/s", 11.0, 3))
+        self.assertEqual((nd["ahead_of_ucx"], nd["paired_with_ucx"]), (1, 2))  # 12 > 10 only
+        self.assertEqual((nd["ahead_of_mpi"], nd["paired_with_mpi"]), (2, 3))  # 10 > 8, 11 > 9
+        self.assertAlmostEqual(nd["ratio_to_ucx"], (10 / 15 + 12 / 10) / 2)
+        first = next(r for r in out if r["label"] == "OpenND send (shm, recv first)")
+        self.assertEqual(first["kind"], "paired_latency")
+        self.assertEqual((first["ahead_of_ucx"], first["paired_with_ucx"]), (1, 2))  # 0.2 < 0.25 only
+        self.assertAlmostEqual(first["ratio_to_ucx"], (0.2 / 0.25 + 0.3 / 0.2) / 2)
+        row = tables.paired_rate_section(out)[2][0]
+        self.assertEqual(row, ["OpenND send (shm)", "11.00", "10.00-12.00", "3", "0.933 (0.667-1.200)",
+                               "1/2 UCX, 2/3 Open MPI"])
 
     def test_a_tool_that_always_failed_is_a_failed_row(self):
         self.assertEqual(latency_pairs.summarise([{"cacheline": 0.04}, {}])[0]["label"], "raw cache-line flag")
