@@ -70,7 +70,8 @@ std::string DataPathNotes() {
         notes += std::string("\nlarge transfers: copied through the rings (cross-memory attach is not available "
                              "here: process_vm_readv: ") + std::strerror(cma_errno) + ")";
     else if (scope <= 0)
-        notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach (process_vm_readv/writev), one copy";
+        notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach (process_vm_readv/writev), one copy; "
+                 "Sends of 256 KiB or more copied from both ends at once when the sender is polling";
     else
         notes += "\nlarge transfers and RDMA Read/Write: cross-memory attach is restricted (kernel.yama.ptrace_scope=" +
                  std::to_string(scope) + "); peers that may not attach are served by copying through the rings";

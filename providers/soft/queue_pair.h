@@ -18,6 +18,8 @@
 // (the CQ lock is a leaf).
 #pragma once
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -152,7 +154,9 @@ private:
         // A Read through the ring: its data arrives in ReadResponse messages.
         bool awaiting_data = false;
         uint32_t got = 0;
-        std::vector<ND2_SGE> sink;  // kept with its capacity when the slot is reused
+        // A Read's destination; a large SendCma's source, for the peer's
+        // PushRequest. Kept with its capacity when the slot is reused.
+        std::vector<ND2_SGE> sink;
 
         // Fills a (reused) slot of ops_.
         void Reset(ND2_REQUEST_TYPE t, void *ctx, ULONG f, bool is_done, HRESULT st, uint64_t ms) {
@@ -261,6 +265,12 @@ private:
     void DoneWithReceive();
     void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
     HRESULT Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
+    // A SendCma message's bytes into our buffers (queue_pair_push.cpp): a
+    // large one half pulled here and half pushed by the sender when it
+    // answers our PushRequest in time. `pos`: the message's ring position.
+    bool PullSend(const iovec *local, int nl, const iovec *remote, int nr, uint64_t length, uint64_t pos);
+    // The sender's side: serves the peer's PushRequest, if one waits.
+    void ServePushRequest();
     void FlushReceives();
     void TerminatePeer(HRESULT why);
 

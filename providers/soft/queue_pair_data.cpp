@@ -195,6 +195,9 @@ void QueuePair::Progress(bool from_engine) {
         return;
     }
     ProgressReceive(!from_engine);
+    // A peer's request to push part of one of our large Sends: only while a
+    // Send is out (one load otherwise).
+    if (ops_count_.load(std::memory_order_relaxed) != 0) ServePushRequest();
     ProgressSend(!from_engine);
 }
 
@@ -265,9 +268,9 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceiv
         *for_sender = ND_INVALID_DEVICE_REQUEST;
         return ND_REMOTE_ERROR;
     }
-    ssize_t got = process_vm_readv(conn_->peer_pid, local, nl, remote, nr, 0);
-    if (got == static_cast<ssize_t>(info.length)) return ND_SUCCESS;
-    if (got < 0 && errno == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
+    errno = 0;
+    if (PullSend(local, nl, remote, nr, info.length, consumer_.position())) return ND_SUCCESS;
+    if (errno == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
     *bytes = 0;
     *for_sender = ND_ACCESS_VIOLATION;  // the sender's buffers could not be read
     return ND_REMOTE_ERROR;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "queue_pair.h"
+#include "soft_limits.h"
 
 namespace soft {
 
@@ -46,6 +47,7 @@ inline bool QueuePair::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG ns
         auto *refs = reinterpret_cast<SgeRef *>(out);
         for (ULONG i = 0; i < nsge; ++i)
             if (sge[i].BufferLength) *refs++ = SgeRef{reinterpret_cast<uint64_t>(sge[i].Buffer), sge[i].BufferLength};
+        if (length >= kPushMin) op.sink.assign(sge, sge + nsge);  // the peer may ask us to push a part
     }
     m->flags = (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) ? kMsgSolicited : 0;
     m->length = length;

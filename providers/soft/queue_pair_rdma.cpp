@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "cma_move.h"
 #include "core_log.h"
 #include "soft_limits.h"
 #include "memory_objects.h"
@@ -18,35 +19,6 @@ constexpr ULONG kReadFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE;
 constexpr ULONG kWriteFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_INLINE;
 constexpr ULONG kBindFlags =
     ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE;
-
-// process_vm_readv/writev move at most IOV_MAX segments and may stop short;
-// this finishes the job or reports the errno.
-int MoveAll(pid_t pid, iovec *local, int nl, iovec *remote, int nr, bool write) {
-    size_t want = 0;
-    for (int i = 0; i < nl; ++i) want += local[i].iov_len;
-    size_t done = 0;
-    while (done < want) {
-        ssize_t n = write ? process_vm_writev(pid, local, nl, remote, nr, 0)
-                          : process_vm_readv(pid, local, nl, remote, nr, 0);
-        if (n < 0) return errno;
-        if (n == 0) return EFAULT;
-        done += static_cast<size_t>(n);
-        // Advance both vectors past n bytes.
-        for (iovec *v : {local, remote}) {
-            int &count = v == local ? nl : nr;
-            size_t skip = static_cast<size_t>(n);
-            int i = 0;
-            while (i < count && skip >= v[i].iov_len) skip -= v[i++].iov_len;
-            for (int j = i; j < count; ++j) v[j - i] = v[j];
-            count -= i;
-            if (count > 0) {
-                v[0].iov_base = static_cast<char *>(v[0].iov_base) + skip;
-                v[0].iov_len -= skip;
-            }
-        }
-    }
-    return 0;
-}
 
 }  // namespace
 

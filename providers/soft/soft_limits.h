@@ -23,6 +23,9 @@ constexpr ULONG kInlineRequestThreshold = 512;
 constexpr ULONG kLargeRequestThreshold = 16384;
 constexpr ULONG kSendTimeoutMs = 3000;  // a Send nobody receives fails with ND_IO_TIMEOUT
 constexpr uint32_t kQuiesceLimitMs = 5000;  // Deregister's longest wait for a stopped peer's copy
+// A Send this large is copied from both ends (PushRequest, queue_pair_push.cpp);
+// below it asking costs the receiver more than half a copy saves.
+constexpr uint64_t kPushMin = 256 * 1024;
 // Accepted connections that have not sent their request yet, per listener:
 // at most this many (the oldest goes first, even one whose request is about
 // to be read); those older than the timeout go when the next one arrives.

@@ -17,10 +17,12 @@
 #include <chrono>
 #include <cstddef>
 #include <future>
+#include <initializer_list>
 #include <memory>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "channel.h"
 #include "cm_socket.h"
@@ -184,8 +186,12 @@ struct HostileClient {
         int fds[2] = {channel->fd(), wake_given};
         return CmSend(cm, m, fds, 2);
     }
-    bool Connect(uint16_t port) {
-        return SendRequest(port) && Receive() == CmType::Accept && CmSend(cm, NewCmMessage(CmType::Ready));
+    // `ready_flags`: what our Ready claims (kCmFlagCanAccessPeer: we can
+    // reach the listener's memory, so its large Sends are pulled by us).
+    bool Connect(uint16_t port, uint16_t ready_flags = 0) {
+        CmMessage ready = NewCmMessage(CmType::Ready);
+        ready.flags = ready_flags;
+        return SendRequest(port) && Receive() == CmType::Accept && CmSend(cm, ready);
     }
     // True once the listener has closed our CM socket (bounded wait).
     bool Closed(int timeout_ms = 10000) {
@@ -218,7 +224,7 @@ protected:
         uint16_t port = 0;
         ASSERT_TRUE(server_->Open(local) && server_->Listen(local, &port)) << server_->error;
         auto accepted = std::async(std::launch::async, [&] { return server_->Accept(); });
-        ASSERT_TRUE(client_->Connect(port));
+        ASSERT_TRUE(client_->Connect(port, ReadyFlags()));
         ASSERT_TRUE(accepted.get()) << server_->error;
     }
     void TearDown() override {
@@ -226,6 +232,7 @@ protected:
         server_.reset();  // before NdCleanup
         NdCleanup();
     }
+    virtual uint16_t ReadyFlags() const { return 0; }
     std::unique_ptr<nd_session::Endpoint> server_ = std::make_unique<nd_session::Endpoint>();
     std::unique_ptr<HostileClient> client_ = std::make_unique<HostileClient>();
     nd_session::Endpoint &server = *server_;
@@ -279,6 +286,67 @@ TEST_F(HostileClientTest, APeerHoldingItsCopyCounterUpIsCutOffAfterOneWait) {
         EXPECT_EQ(server.Wait(second.mr, &ov, second.mr->Deregister(&ov), 20000), ND_SUCCESS);
         EXPECT_LT(NowMs() - again, 1000u) << "a second barrier waited for the same peer";
     }
+}
+
+// A client that says it can reach the listener's memory: the listener's
+// large Sends go out as SendCma, and the client may ask it to push part of
+// one (PushRequest). A request can only ever move bytes of a Send the
+// listener has out, within that Send, into the pieces the request names;
+// anything else is refused (Failed) and nothing is written.
+class HostilePushTest : public HostileClientTest {
+protected:
+    uint16_t ReadyFlags() const override { return kCmFlagCanAccessPeer; }
+    // Publishes `r` as side 0's request, lets the listener poll once and
+    // returns the state it left.
+    uint32_t Ask(uint64_t pos, uint64_t offset, uint64_t length, std::initializer_list<PushIov> iov) {
+        PushRequest &req = client.channel->header()->push[0];
+        req.send_pos = pos;
+        req.offset = offset;
+        req.length = length;
+        req.niov = static_cast<uint32_t>(iov.size());
+        uint32_t i = 0;
+        for (const PushIov &v : iov)
+            if (i < kMaxPushIov) req.iov[i++] = v;
+        req.state.store(kPushPending, std::memory_order_release);
+        ND2_RESULT r;
+        server.cq->GetResults(&r, 1);  // a poll serves the request
+        return req.state.load(std::memory_order_acquire);
+    }
+};
+
+TEST_F(HostilePushTest, ARequestMovesOnlyPartOfASendWeHaveOutIntoTheNamedPieces) {
+    using namespace nd_session;
+    constexpr size_t kSize = 1 << 20, kHalf = kSize / 2;
+    Buffer src(kSize);
+    ASSERT_TRUE(src.Register(server)) << server.error;
+    for (size_t i = 0; i < kSize; ++i) src.bytes[i] = static_cast<char>(i * 13 + 1);
+    ND2_SGE s = src.Sge();
+    ASSERT_EQ(server.qp->Send(nullptr, &s, 1, 0), ND_SUCCESS);
+    ASSERT_EQ(client.channel->At(1, 0)->type, MsgType::SendCma) << "the Send did not go out for us to pull";
+    std::vector<char> dst(kSize, 0);
+    const uint64_t at = reinterpret_cast<uint64_t>(dst.data());
+    const std::vector<char> zeros(kSize, 0);
+
+    EXPECT_EQ(Ask(7, kHalf, kHalf, {{at + kHalf, kHalf}}), kPushFailed) << "a Send we do not have";
+    EXPECT_EQ(Ask(0, kHalf, kSize, {{at, kSize}}), kPushFailed) << "past the end of the Send";
+    EXPECT_EQ(Ask(0, kSize, 1, {{at, 1}}), kPushFailed) << "starting at its end";
+    EXPECT_EQ(Ask(0, 0, kHalf, {{at, kHalf / 2}}), kPushFailed) << "pieces that do not add up";
+    EXPECT_EQ(Ask(0, 0, 0, {{at, 0}}), kPushFailed) << "nothing";
+    PushRequest &req = client.channel->header()->push[0];
+    req.niov = kMaxPushIov + 1;
+    req.state.store(kPushPending);
+    ND2_RESULT r;
+    server.cq->GetResults(&r, 1);
+    EXPECT_EQ(req.state.load(), kPushFailed) << "more pieces than a receive has";
+    req.state.store(kPushCancelled);
+    server.cq->GetResults(&r, 1);
+    EXPECT_EQ(req.state.load(), kPushCancelled) << "a request that is not pending was taken";
+    EXPECT_EQ(std::memcmp(dst.data(), zeros.data(), kSize), 0) << "a refused request wrote";
+
+    // The one thing a request may do: the second half, into our pieces.
+    EXPECT_EQ(Ask(0, kHalf, kHalf, {{at + kHalf, kHalf / 4}, {at + kHalf + kHalf / 4, kHalf - kHalf / 4}}), kPushDone);
+    EXPECT_EQ(std::memcmp(dst.data() + kHalf, src.bytes.data() + kHalf, kHalf), 0);
+    EXPECT_EQ(std::memcmp(dst.data(), zeros.data(), kHalf), 0) << "bytes outside the request were written";
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 #include <tuple>
 
 #include "support/nd_session.h"
+#include "two_process.h"
 
 using namespace nd_session;
+using namespace two_process;
 namespace kit = opennd::kit;
 
 namespace {
@@ -23,52 +25,6 @@ struct Advert {  // what the server tells the client about its buffer
     uint32_t token;
     uint32_t length;
 };
-
-kit::IpAddress Addr(const char *text) {
-    kit::IpAddress a;
-    kit::ParseAddress(text, &a);
-    return a;
-}
-
-// Runs `server` in a child process; returns its pid and, in *port, the
-// port it listens on (0 if it never said). The child writes the port into
-// the pipe it is given and exits 0 on success.
-template <class F>
-pid_t Spawn(uint16_t *port, F server) {
-    *port = 0;
-    int p[2];
-    if (pipe(p) != 0) return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        alarm(30);  // never outlive the test
-        NdStartup();
-        int rc = server(p[1]) ? 0 : 1;
-        NdCleanup();
-        _exit(rc);
-    }
-    close(p[1]);
-    if (read(p[0], port, sizeof *port) != sizeof *port) *port = 0;
-    close(p[0]);
-    return pid;
-}
-
-kit::IpAddress Addr(const char *text, uint16_t port) {
-    kit::IpAddress a = Addr(text);
-    kit::SetPort(a.sa(), port);
-    return a;
-}
-
-int Reap(pid_t pid) {
-    int status = 0;
-    for (int i = 0; i < 3000; ++i) {  // 30 s at most
-        if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return 255;
-}
 
 // (address, data path): shared memory with cross-memory attach, copying
 // through the rings as when it is not permitted (OPENND_SOFT_CMA=0), or
