@@ -38,42 +38,26 @@ def _cacheline(s, exe):
     return json.loads(out)["results"][0]["stats"]["median"]
 
 
-def _opennd(s, exe, iters, *extra):
-    cmd = [exe, "--json", "--no-progress", "--local", "-t", "send_lat", "-S", str(SIZE), "-n", str(iters), *extra]
+def _ndperf(s, exe, test, field, iters, *extra):
+    cmd = [exe, "--json", "--no-progress", "--local", "-t", test, "-S", str(SIZE), "-n", str(iters), *extra]
     rc, out, err = run(cmd, s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
-    return json.loads(out)[0]["median_us"]
+    return json.loads(out)[0][field]
 
 
-def _ucx(s, exe, iters):
-    row, why, _ = ucx_pair(exe, "tag_lat", SIZE, iters, {"UCX_TLS": "posix"}, s.run_timeout)
+def _ucx(s, exe, test, iters):
+    """tag_lat: the p50 latency (us); tag_bw: the overall message rate (Mmsg/s)."""
+    row, why, _ = ucx_pair(exe, test, SIZE, iters, {"UCX_TLS": "posix"}, s.run_timeout)
     if row is None:
         raise RuntimeError(f"ucx_perftest failed ({why})")
-    return row[1]  # p50
+    return row[1] if test == "tag_lat" else row[7] / 1e6
 
 
-def _mpi(s, exe, iters):
-    return mpi.measure(exe, "lat", SIZE, iters, s.run_timeout)["median_us"]
-
-
-def _opennd_rate(s, exe, iters):
-    cmd = [exe, "--json", "--no-progress", "--local", "-t", "send_bw", "-S", str(SIZE), "-n", str(iters)]
-    rc, out, err = run(cmd, s.run_timeout)
-    if rc != 0:
-        raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
-    return json.loads(out)[0]["mmsgps"]
-
-
-def _ucx_rate(s, exe, iters):
-    row, why, _ = ucx_pair(exe, "tag_bw", SIZE, iters, {"UCX_TLS": "posix"}, s.run_timeout)
-    if row is None:
-        raise RuntimeError(f"ucx_perftest failed ({why})")
-    return row[7] / 1e6  # overall rate
-
-
-def _mpi_rate(s, exe, iters):
-    return mpi.measure(exe, "bw", SIZE, iters, s.run_timeout, mpi.WINDOW)["mmsgps"]
+def _mpi(s, exe, test, iters):
+    """lat: the median half round trip (us); bw: the message rate (Mmsg/s)."""
+    doc = mpi.measure(exe, test, SIZE, iters, s.run_timeout, mpi.WINDOW if test == "bw" else None)
+    return doc["median_us"] if test == "lat" else doc["mmsgps"]
 
 
 def _versus(rounds, mine, better):
@@ -133,17 +117,18 @@ def paired_latency_runner(s):
         mpi_exe, why = mpi.build(work)
         if why:
             failures["mpi"] = failures["mpi_rate"] = why
-        tools = [("cacheline", lambda: _cacheline(s, base)), ("opennd", lambda: _opennd(s, perf, n)),
-                 ("opennd_recv_first", lambda: _opennd(s, perf, n, "--recv-first"))]
+        tools = [("cacheline", lambda: _cacheline(s, base)),
+                 ("opennd", lambda: _ndperf(s, perf, "send_lat", "median_us", n)),
+                 ("opennd_recv_first", lambda: _ndperf(s, perf, "send_lat", "median_us", n, "--recv-first"))]
         if ucx:
-            tools.append(("ucx", lambda: _ucx(s, ucx, n)))
+            tools.append(("ucx", lambda: _ucx(s, ucx, "tag_lat", n)))
         if mpi_exe:
-            tools.append(("mpi", lambda: _mpi(s, mpi_exe, n)))
-        tools.append(("opennd_rate", lambda: _opennd_rate(s, perf, n)))
+            tools.append(("mpi", lambda: _mpi(s, mpi_exe, "lat", n)))
+        tools.append(("opennd_rate", lambda: _ndperf(s, perf, "send_bw", "mmsgps", n)))
         if ucx:
-            tools.append(("ucx_rate", lambda: _ucx_rate(s, ucx, n)))
+            tools.append(("ucx_rate", lambda: _ucx(s, ucx, "tag_bw", n)))
         if mpi_exe:
-            tools.append(("mpi_rate", lambda: _mpi_rate(s, mpi_exe, n)))
+            tools.append(("mpi_rate", lambda: _mpi(s, mpi_exe, "bw", n)))
         for k in range(7 if s.quick else 21):
             s.log(f"paired 8 B latency round {k + 1}")
             got = {}

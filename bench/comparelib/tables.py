@@ -155,19 +155,26 @@ def paired_section(records):
             "of each side); rounds ahead: OpenND's Send faster than that library in the same round")
 
 
-def paired_latency_section(records):
+def _paired_rows(records, kind, extra):
+    """Rows of one kind of paired record: label, median, range, rounds, then
+    extra(r)'s cells, ÷UCX with its range and the rounds ahead."""
     rows = []
     for r in records:
-        if r["kind"] != "paired_latency":
+        if r["kind"] != kind:
             continue
         if r["status"] != "ok":
-            rows.append([r["label"], "FAIL", "-", "-", "-", "-", "-"])
+            rows.append([r["label"], "FAIL", "-", "-"] + ["-"] * (len(extra(r)) + 2))
             continue
         ratio = "-"
         if "ratio_to_ucx" in r:
             ratio = f"{fmt(r['ratio_to_ucx'])} ({fmt(r['ratio_low'])}-{fmt(r['ratio_high'])})"
-        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]),
-                     fmt(r.get("above_cacheline")), ratio, _ahead(r)])
+        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"])] +
+                    extra(r) + [ratio, _ahead(r)])
+    return rows
+
+
+def paired_latency_section(records):
+    rows = _paired_rows(records, "paired_latency", lambda r: [fmt(r.get("above_cacheline"))])
     return ("8 B ping-pong, paired rounds",
             ["", "median µs", "range", "rounds", "above cache line µs", "÷UCX (range)", "rounds ahead"], rows,
             "half a round trip; each round runs ndbaseline's cache-line ping-pong, ndperf send_lat (shm; also with "
@@ -177,18 +184,7 @@ def paired_latency_section(records):
 
 
 def paired_rate_section(records):
-    rows = []
-    for r in records:
-        if r["kind"] != "paired_rate":
-            continue
-        if r["status"] != "ok":
-            rows.append([r["label"], "FAIL", "-", "-", "-", "-"])
-            continue
-        ratio = "-"
-        if "ratio_to_ucx" in r:
-            ratio = f"{fmt(r['ratio_to_ucx'])} ({fmt(r['ratio_low'])}-{fmt(r['ratio_high'])})"
-        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]), ratio,
-                     _ahead(r)])
+    rows = _paired_rows(records, "paired_rate", lambda r: [])
     return ("8 B message rate, paired rounds",
             ["", "median Mmsg/s", "range", "rounds", "÷UCX (range)", "rounds ahead"], rows,
             "one connection, 32 in flight; in the 8 B ping-pong rounds above: ndperf send_bw, ucx_perftest tag_bw "
