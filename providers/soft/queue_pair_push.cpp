@@ -110,8 +110,8 @@ void QueuePair::ServePushRequest() {
         // Held through the copy: the Send cannot complete (a flush) and free
         // its buffers for reuse while we read them.
         std::lock_guard<QpLock> lock(tx_mu_);
-        const Op *op = nullptr;
-        for (const Op &o : ops_)
+        Op *op = nullptr;
+        for (Op &o : ops_)
             if (o.type == Nd2RequestTypeSend && o.in_ring && !o.done && o.pos == pos && !o.sink.empty()) {
                 op = &o;
                 break;
@@ -134,6 +134,9 @@ void QueuePair::ServePushRequest() {
                 if (g.BufferLength && n < int(kMaxPushIov * 4)) whole[n++] = iovec{g.Buffer, g.BufferLength};
             int k = SliceIov(whole, n, offset, offset + length, src);
             if (MoveAll(conn_->peer_pid, src, k, dst, static_cast<int>(niov), true) == 0) result = kPushDone;
+            // One copy per Send: a receiver asking again and again for the
+            // same one would have us copy it until it timed out.
+            op->sink.clear();
         }
     }
     req.state.store(result, std::memory_order_release);

@@ -347,6 +347,9 @@ TEST_F(HostilePushTest, ARequestMovesOnlyPartOfASendWeHaveOutIntoTheNamedPieces)
     EXPECT_EQ(Ask(0, kHalf, kHalf, {{at + kHalf, kHalf / 4}, {at + kHalf + kHalf / 4, kHalf - kHalf / 4}}), kPushDone);
     EXPECT_EQ(std::memcmp(dst.data() + kHalf, src.bytes.data() + kHalf, kHalf), 0);
     EXPECT_EQ(std::memcmp(dst.data(), zeros.data(), kHalf), 0) << "bytes outside the request were written";
+    // Once per Send: asked again, even for the other half, it refuses.
+    EXPECT_EQ(Ask(0, 0, kHalf, {{at, kHalf}}), kPushFailed) << "the same Send pushed twice";
+    EXPECT_EQ(std::memcmp(dst.data(), zeros.data(), kHalf), 0);
 }
 
 }  // namespace
