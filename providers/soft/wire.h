@@ -139,6 +139,7 @@ static_assert(offsetof(ChannelHeader, closed) == 392, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, wake_wanted) == 64, "ChannelHeader layout");
 static_assert(offsetof(ChannelHeader, ring) == 128, "ChannelHeader layout");
 constexpr uint32_t kChannelHeaderBytes = 4096;
+static_assert(sizeof(ChannelHeader) <= kChannelHeaderBytes, "the channel header fits its page");
 constexpr uint32_t kChannelBytes = kChannelHeaderBytes + 2 * kRingSlots * kSlotSize;
 
 enum class MsgType : uint8_t {

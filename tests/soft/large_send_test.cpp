@@ -34,8 +34,7 @@ bool LargeSender(int port_fd, bool poll, int go) {
     if (!out.Register(ep)) return false;
     uint16_t port = 0;
     if (!ep.Listen(Addr("127.0.0.1"), &port)) return false;
-    if (write(port_fd, &port, sizeof port) != sizeof port) return false;
-    close(port_fd);
+    if (!TellPort(port_fd, port)) return false;
     if (!ep.Accept()) return false;
     for (int m = 0; m < kMessages; ++m) {
         for (size_t i = 0; i < kSize; ++i) out.bytes[i] = Pattern(m, i);

@@ -41,6 +41,14 @@ pid_t Spawn(uint16_t *port, F server) {
     return pid;
 }
 
+// The child's half of Spawn: tells the parent its port, once, and closes
+// the pipe.
+inline bool TellPort(int port_fd, uint16_t port) {
+    bool ok = write(port_fd, &port, sizeof port) == sizeof port;
+    close(port_fd);
+    return ok;
+}
+
 inline opennd::kit::IpAddress Addr(const char *text, uint16_t port) {
     opennd::kit::IpAddress a = Addr(text);
     opennd::kit::SetPort(a.sa(), port);

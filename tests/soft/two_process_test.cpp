@@ -59,8 +59,7 @@ bool EchoServer(const char *address, int port_fd) {
     if (!ep.Listen(Addr(address), &port)) return false;
     ND2_SGE rs = msg.Sge();
     if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;
-    if (write(port_fd, &port, sizeof port) != sizeof port) return false;
-    close(port_fd);
+    if (!TellPort(port_fd, port)) return false;
     if (!ep.Accept("hello", 5)) {
         std::fprintf(stderr, "server: %s\n", ep.error.c_str());
         return false;
@@ -204,8 +203,7 @@ bool WritePongServer(const char *address, int port_fd) {
     if (!ep.Listen(Addr(address), &port)) return false;
     ND2_SGE rs = msg.Sge();
     if (FAILED(ep.qp->Receive(nullptr, &rs, 1))) return false;
-    if (write(port_fd, &port, sizeof port) != sizeof port) return false;
-    close(port_fd);
+    if (!TellPort(port_fd, port)) return false;
     Advert me{reinterpret_cast<uint64_t>(in.bytes.data()), in.mr->GetRemoteToken(), kBigPong};
     if (!ep.Accept(&me, sizeof me)) return false;
     ND2_RESULT r = ep.Next();
@@ -286,8 +284,7 @@ TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
         if (!msg.Register(ep)) return false;
         uint16_t port = 0;
         if (!ep.Listen(Addr("127.0.0.1"), &port)) return false;
-        if (write(fd, &port, sizeof port) != sizeof port) return false;
-        close(fd);
+        if (!TellPort(fd, port)) return false;
         if (!ep.Accept()) return false;
         ND2_SGE s = msg.Sge(0, 8);
         if (FAILED(ep.qp->Send(nullptr, &s, 1, 0))) return false;
