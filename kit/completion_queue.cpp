@@ -25,6 +25,13 @@ uint64_t RingSize(uint64_t depth) {
     while (n < depth) n <<= 1;
     return n;
 }
+
+// A CQ holds more than it was asked for, as Windows hardware providers round
+// a CQ up (mlx4: the next power of two above the depth, less one): programs
+// that size a CQ to exactly their posted receives, and share it with their
+// sends, depend on the slack (COMPAT). The ring is the capacity plus one.
+uint64_t RingFor(uint64_t depth) { return RingSize(depth + 1); }
+
 }  // namespace
 
 // With no requested affinity, notifications follow the creating thread's
@@ -41,7 +48,7 @@ KAFFINITY ThreadAffinity() {
 
 CompletionQueue::CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_depth, KAFFINITY affinity)
     : requests_(overlapped_file), max_depth_(max_depth), affinity_(affinity ? affinity : ThreadAffinity()),
-      ring_(RingSize(depth)), mask_(ring_.size() - 1), depth_(depth) {
+      ring_(RingFor(depth)), mask_(ring_.size() - 1), depth_(ring_.size() - 1) {
     CqRegistry::Add(this);
 }
 
@@ -94,6 +101,9 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     if (overrun_) return false;
     if (tail_ - head_ == depth_) {
         overrun_ = true;
+        // Never equal to taken_ again: no Push hands a later entry straight
+        // to a poller (the direct path), and every poll takes the lock.
+        published_.store(UINT64_MAX, std::memory_order_release);
         FireLocked(ND_BUFFER_OVERFLOW);
         return false;
     }
@@ -135,8 +145,9 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
         }
     }
     if (got == n || published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_acquire)) return got;
+    // After an overrun what was queued before it is still handed out (real
+    // completions, never dropped); nothing after it is queued.
     std::lock_guard<SpinLock> lock(mu_);
-    if (overrun_) return got;
     while (got < n && head_ < tail_) results[got++] = ring_[head_++ & mask_];
     taken_.store(head_, std::memory_order_release);
     return got;
@@ -164,12 +175,12 @@ HRESULT CompletionQueue::Resize(ULONG depth) {
     if (depth == 0 || depth > max_depth_) return ND_INVALID_PARAMETER;
     std::lock_guard<SpinLock> lock(mu_);
     if (tail_ - head_ > depth) return ND_BUFFER_OVERFLOW;
-    std::vector<ND2_RESULT> next(RingSize(depth));
+    std::vector<ND2_RESULT> next(RingFor(depth));
     // Keep sequence numbers: entry s goes to next[s & new mask].
     for (uint64_t s = head_; s < tail_; ++s) next[s & (next.size() - 1)] = ring_[s & mask_];
     ring_.swap(next);
     mask_ = ring_.size() - 1;
-    depth_ = depth;
+    depth_ = ring_.size() - 1;
     return ND_SUCCESS;
 }
 

@@ -125,7 +125,10 @@ TEST_F(CompletionQueue, NoLostWakeupForAnEntryQueuedBeforeNotify) {  // R059 var
     EXPECT_EQ(Drain(), 2u);
 }
 
-TEST_F(CompletionQueue, OverrunIsReportedAndTheCqIsDead) {  // R060
+// R060, COMPAT: a CQ of depth 2 holds 3 (rounded up as hardware does); the
+// fourth completion overruns it: Notify reports it, the three queued before
+// it are still handed out, nothing after it is.
+TEST_F(CompletionQueue, OverrunIsReportedAndTheCqIsDead) {
     IND2CompletionQueue *small = NewCq(2);
     IND2QueuePair *q = nullptr;
     ASSERT_EQ(adapter->CreateQueuePair(IID_IND2QueuePair, small, small, nullptr, 8, 8, 1, 1, 0,
@@ -134,18 +137,44 @@ TEST_F(CompletionQueue, OverrunIsReportedAndTheCqIsDead) {  // R060
     OVERLAPPED ov{};
     ASSERT_EQ(small->Notify(ND_CQ_NOTIFY_ERRORS, &ov), ND_PENDING);
     ND2_SGE rsge{rbuf, sizeof rbuf, 0}, ssge{sbuf, sizeof sbuf, 0};
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
         ASSERT_EQ(q->Receive(nullptr, &rsge, 1), ND_SUCCESS);
         ASSERT_EQ(q->Send(nullptr, &ssge, 1, 0), ND_SUCCESS);
     }
     EXPECT_EQ(NextPacket(), &ov);
     EXPECT_EQ(small->GetOverlappedResult(&ov, FALSE), ND_BUFFER_OVERFLOW);
-    ND2_RESULT r[4];
-    EXPECT_EQ(small->GetResults(r, 4), 0u);
+    ND2_RESULT r[8];
+    EXPECT_EQ(small->GetResults(r, 8), 3u) << "the completions queued before the overrun";
+    EXPECT_EQ(small->GetResults(r, 8), 0u);
+    ASSERT_EQ(q->Receive(nullptr, &rsge, 1), ND_SUCCESS);
+    ASSERT_EQ(q->Send(nullptr, &ssge, 1, 0), ND_SUCCESS);
+    EXPECT_EQ(small->GetResults(r, 8), 0u) << "nothing after the overrun";
     OVERLAPPED again{};
     EXPECT_EQ(small->Notify(ND_CQ_NOTIFY_ANY, &again), ND_BUFFER_OVERFLOW);
     q->Release();
     small->Release();
+}
+
+// COMPAT: a CQ sized to exactly what one QP has posted, shared with that
+// QP's sends, holds both (depth 4: 7 entries), and every one comes out.
+TEST_F(CompletionQueue, ACqHoldsMoreThanItsDepthAsHardwareDoes) {
+    IND2CompletionQueue *four = NewCq(4);
+    IND2QueuePair *q = nullptr;
+    ASSERT_EQ(adapter->CreateQueuePair(IID_IND2QueuePair, four, four, nullptr, 8, 8, 1, 1, 0,
+                                       reinterpret_cast<void **>(&q)),
+              ND_SUCCESS);
+    OVERLAPPED ov{};
+    ASSERT_EQ(four->Notify(ND_CQ_NOTIFY_ERRORS, &ov), ND_PENDING);
+    ND2_SGE rsge{rbuf, sizeof rbuf, 0}, ssge{sbuf, sizeof sbuf, 0};
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(q->Receive(nullptr, &rsge, 1), ND_SUCCESS);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(q->Send(nullptr, &ssge, 1, 0), ND_SUCCESS);
+    ND2_RESULT r[8];
+    EXPECT_EQ(four->GetResults(r, 8), 6u) << "3 receives and 3 sends";
+    EXPECT_EQ(four->CancelOverlappedRequests(), ND_SUCCESS);
+    EXPECT_EQ(NextPacket(), &ov);
+    EXPECT_EQ(static_cast<HRESULT>(ov.Internal), ND_CANCELED) << "no overrun was reported";
+    q->Release();
+    four->Release();
 }
 
 TEST_F(CompletionQueue, DestroyingTheCqCancelsItsNotifies) {  // R061

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include "ndspi.h"
 
@@ -42,6 +43,13 @@ OPENND_KIT_IIDS(IND2Listener, &IID_IND2Listener, &IID_IND2Overlapped);
 // last reference goes; Derived may override OnFinalRelease() for the implicit
 // actions of §1.4 (disconnect, flush, cancel) that must run before that.
 // Objects are created with one reference, owned by whoever created them.
+//
+// A provider thread that finds an object through a registry and must keep
+// it alive for a moment takes a hold, not a reference: the application's
+// last Release() returns 0 whatever a provider thread is doing (programs
+// check it, COMPAT), and the object is deleted once the holds are gone too.
+// References and holds share one word (references in the upper half), so
+// "no reference and no hold" is seen once, by one thread.
 template <class Interface>
 class Unknown : public Interface {
 public:
@@ -59,21 +67,24 @@ public:
         *ppv = nullptr;
         return E_NOINTERFACE;
     }
-    ULONG STDMETHODCALLTYPE AddRef() override { return refs_.fetch_add(1, std::memory_order_relaxed) + 1; }
-    // AddRef unless the object is already on its way out (count 0): for
-    // threads that find objects through a registry rather than a reference.
-    bool TryAddRef() {
-        ULONG n = refs_.load(std::memory_order_relaxed);
-        while (n != 0)
-            if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acquire, std::memory_order_relaxed)) return true;
-        return false;
+    ULONG STDMETHODCALLTYPE AddRef() override {
+        return Refs(state_.fetch_add(kRef, std::memory_order_relaxed) + kRef);
+    }
+    // AddRef unless the object is already on its way out (no reference
+    // left): for threads that find objects through a registry.
+    bool TryAddRef() { return TryAdd(kRef); }
+    // A hold, on the same terms; Unhold() gives it back.
+    bool TryHold() { return TryAdd(1); }
+    void Unhold() {
+        if (state_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
     }
     ULONG STDMETHODCALLTYPE Release() override {
-        ULONG left = refs_.fetch_sub(1, std::memory_order_acq_rel) - 1;
-        if (left == 0) {
-            OnFinalRelease();
-            delete this;
-        }
+        // One hold is taken with the release, so that the object outlives
+        // OnFinalRelease whoever drops the last hold.
+        uint64_t now = state_.fetch_add(1 - kRef, std::memory_order_acq_rel) + 1 - kRef;
+        ULONG left = Refs(now);
+        if (left == 0) OnFinalRelease();
+        Unhold();
         return left;
     }
 
@@ -82,7 +93,16 @@ protected:
     virtual void OnFinalRelease() {}
 
 private:
-    std::atomic<ULONG> refs_{1};
+    static constexpr uint64_t kRef = uint64_t(1) << 32;
+    static ULONG Refs(uint64_t state) { return static_cast<ULONG>(state >> 32); }
+    bool TryAdd(uint64_t what) {
+        uint64_t n = state_.load(std::memory_order_relaxed);
+        while (Refs(n) != 0)
+            if (state_.compare_exchange_weak(n, n + what, std::memory_order_acquire, std::memory_order_relaxed))
+                return true;
+        return false;
+    }
+    std::atomic<uint64_t> state_{kRef};
 };
 
 // Returns the object as `Interface` if iid names it, for Create* methods:

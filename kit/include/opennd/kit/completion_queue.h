@@ -94,12 +94,12 @@ private:
     const ULONG max_depth_;
     const KAFFINITY affinity_;
     SpinLock mu_;
-    // Entry s is ring_[s & mask_]: the ring is a power of two at least
-    // depth_ long (a division on every push and take cost more than the
-    // push's other work).
+    // Entry s is ring_[s & mask_]: the ring is a power of two, depth_ + 1
+    // long (a division on every push and take cost more than the push's
+    // other work).
     std::vector<ND2_RESULT> ring_;
     uint64_t mask_ = 0;
-    uint64_t depth_ = 0;  // entries the CQ holds before it overruns
+    uint64_t depth_ = 0;  // entries the CQ holds before it overruns: the depth asked for, rounded up
     uint64_t head_ = 0;  // sequence number of the oldest queued entry
     uint64_t tail_ = 0;  // sequence number the next entry gets
     // Copies of tail_ and head_ stored under mu_, read without it: an empty
