@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace soft {
 namespace kit = opennd::kit;
@@ -43,23 +44,60 @@ HRESULT BindError(int err) {
 
 }  // namespace
 
+namespace {
+
+int PortSocket(int family) {
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && family == AF_INET6) {
+        int one = 1;  // an IPv6 wildcard reserves IPv6 only; IPv4 is its own space
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    }
+    return fd;
+}
+
+// A port named by the caller. A listener's connections leave TIME_WAIT
+// sockets on its port when they end; on Windows the ND port is free as soon
+// as the listener is released (COMPAT). So when the plain bind finds the
+// port in use, bind again with SO_REUSEADDR, which passes over TIME_WAIT
+// sockets that had it (a listening socket sets it, its connections inherit
+// it) and over nothing live: every reservation clears it once bound, so a
+// reservation, a listener or a live connection still refuses the port.
+// Serialised in the process, so no two reservations here share the window
+// in which the flag is set.
+int BindNamedPort(int fd, const kit::IpAddress &a, HRESULT *hr) {
+    static std::mutex mu;
+    std::lock_guard<std::mutex> lock(mu);
+    if (bind(fd, a.sa(), a.length()) == 0) return fd;
+    if (errno != EADDRINUSE) {
+        *hr = BindError(errno);
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    fd = PortSocket(a.family());
+    int on = 1, off = 0;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+        bind(fd, a.sa(), a.length()) != 0) {
+        *hr = fd < 0 ? BindError(errno) : kStatusAddressAlreadyAssociated;
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &off, sizeof off);
+    return fd;
+}
+
+}  // namespace
+
 int ReservePort(const kit::IpAddress &want, kit::IpAddress *bound, HRESULT *hr) {
-    int fd = socket(want.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = PortSocket(want.family());
     if (fd < 0) {
         *hr = BindError(errno);
         return -1;
     }
-    if (want.family() == AF_INET6) {
-        int one = 1;  // an IPv6 wildcard reserves IPv6 only; IPv4 is its own space
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    }
     kit::IpAddress a = want;
     if (kit::Port(a.sa()) != 0) {
-        if (bind(fd, a.sa(), a.length()) != 0) {
-            *hr = BindError(errno);
-            close(fd);
-            return -1;
-        }
+        fd = BindNamedPort(fd, a, hr);
+        if (fd < 0) return -1;
     } else {
         uint32_t span = kEphemeralLast - kEphemeralFirst + 1, start = 0;
         if (getrandom(&start, sizeof start, 0) != sizeof start) start = static_cast<uint32_t>(getpid());

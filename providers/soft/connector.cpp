@@ -82,7 +82,9 @@ HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
     kit::IpAddress want;
     if (!kit::FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
     std::lock_guard<std::mutex> lock(mu_);
-    if (state_ != State::Idle) return ND_INVALID_DEVICE_STATE;
+    // Bound already, or given an address by Connect/Accept: what Windows
+    // providers answer (COMPAT).
+    if (state_ != State::Idle) return kStatusAddressAlreadyAssociated;
     if (!kit::IsWildcard(want.sa()) && !IsLocalAddress(want)) return ND_INVALID_ADDRESS;
     HRESULT hr;
     int fd = ReservePort(want, &local_, &hr);
@@ -104,7 +106,9 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
     if (kit::IsWildcard(dest.sa())) return kStatusBadNetworkName;
     if (kit::Port(dest.sa()) == 0) return ND_INVALID_ADDRESS;
     std::lock_guard<std::mutex> lock(mu_);
-    if (state_ != State::Idle && state_ != State::Bound) return ND_INVALID_DEVICE_STATE;
+    if (state_ != State::Idle && state_ != State::Bound)  // a connection in progress or up (COMPAT)
+        return state_ == State::Disconnected || state_ == State::Closed ? ND_INVALID_DEVICE_STATE
+                                                                        : ND_CONNECTION_ACTIVE;
     bool tcp = UseTcp(IsLocalAddress(dest));  // same host: shared memory, unless forced
     if (state_ == State::Idle) {
         kit::IpAddress src;

@@ -48,8 +48,8 @@ public:
     void Adopt(ConnRequest request);
 
     // Watched
-    bool TryRef() override { return TryAddRef(); }
-    void Unref() override { Release(); }
+    bool TryRef() override { return TryHold(); }  // the application's last Release still returns 0
+    void Unref() override { Unhold(); }
     void OnReadable(int fd) override;
 
     // IND2Overlapped

@@ -122,9 +122,9 @@ void Connector::HandleClosedLocked() {
         StopWatchingLocked();
         return;
     case State::Accepting:
-        // Over TCP the initiator turns our reply down by closing before its
-        // RTR (it released its connector before CompleteConnect): COMPAT.
-        requests_.Complete(EndAcceptLocked(), conn_->tcp ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
+        // The initiator released its connector or exited before
+        // CompleteConnect: it turned our reply down (COMPAT), on every path.
+        requests_.Complete(EndAcceptLocked(), ND_CONNECTION_REFUSED);
         return;
     case State::Replied:
     case State::Connected: PeerGoneLocked(); return;

@@ -46,7 +46,7 @@ HRESULT Listener::Bind(const sockaddr *address, ULONG size) {
     kit::IpAddress want;
     if (!kit::FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
     std::lock_guard<std::mutex> lock(mu_);
-    if (port_fd_ >= 0) return ND_INVALID_DEVICE_STATE;
+    if (port_fd_ >= 0) return kStatusAddressAlreadyAssociated;  // bound already (COMPAT)
     if (!kit::IsWildcard(want.sa())) {
         bool local = false;
         for (const auto &l : kit::LocalIpAddresses()) local = local || kit::SameIp(l.sa(), want.sa());
@@ -62,10 +62,7 @@ HRESULT Listener::Bind(const sockaddr *address, ULONG size) {
 HRESULT Listener::Listen(ULONG backlog) {
     std::lock_guard<std::mutex> lock(mu_);
     if (port_fd_ < 0) return ND_INVALID_DEVICE_STATE;
-    if (listening_) {
-        backlog_ = backlog;
-        return ND_SUCCESS;
-    }
+    if (listening_) return ND_INVALID_DEVICE_STATE;  // listening already (COMPAT)
     HRESULT hr;
     int fd = CmListen(bound_, 128, &hr);
     if (fd < 0) return hr == kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
@@ -120,6 +117,7 @@ void Listener::MatchLocked() {
         if (!requests_.IsPending(w.ov) || !w.connector->Fresh()) continue;  // cancelled meanwhile
         w.connector->Adopt(std::move(backlog_queue_.front()));
         backlog_queue_.pop_front();
+        w.connector.reset();  // before the application hears of it: its last Release returns 0
         requests_.Complete(w.ov, ND_SUCCESS);
     }
 }

@@ -24,8 +24,8 @@ public:
     ~Listener() override;
     bool Valid() const { return requests_.Valid(); }
 
-    bool TryRef() override { return TryAddRef(); }
-    void Unref() override { Release(); }
+    bool TryRef() override { return TryHold(); }  // the application's last Release still returns 0
+    void Unref() override { Unhold(); }
     void OnReadable(int fd) override;
 
     HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;

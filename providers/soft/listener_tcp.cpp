@@ -15,6 +15,10 @@ namespace soft {
 namespace kit = opennd::kit;
 
 bool Listener::ListenTcpLocked() {
+    // Its connections inherit SO_REUSEADDR, so the TIME_WAIT sockets they
+    // leave do not keep the port from the next Bind (ReservePort).
+    int one = 1;
+    setsockopt(port_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (listen(port_fd_, 128) != 0) return false;
     TcpTune(port_fd_);
     tcp_listening_ = true;

@@ -68,6 +68,7 @@ bool MemoryRegion::ReserveWindow(uint64_t address, uint64_t length, bool write) 
 HRESULT MemoryRegion::Register(const VOID *buffer, SIZE_T size, ULONG flags, OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_4;
     if (size > kMaxRegistrationSize) return ND_INVALID_PARAMETER;
+    if (size == 0) return buffer ? ND_INVALID_BUFFER_SIZE : ND_INVALID_PARAMETER;  // COMPAT
     if (!buffer || !Mapped(buffer, size)) return ND_ACCESS_VIOLATION;
     std::lock_guard<std::mutex> lock(mu_);
     if (token_) return ND_INVALID_DEVICE_STATE;  // one buffer per region (R070)

@@ -161,8 +161,10 @@ public:
                                                        VOID **pp) override {
         if (depth == 0 || depth > kMaxQueueDepth) return ND_INVALID_PARAMETER_3;
         if (max_sge > kMaxSge) return ND_INVALID_PARAMETER_4;
-        return kit::HandIfValid(new SharedReceiveQueue(this, engine_, file, depth, max_sge, threshold, affinity), iid, pp,
-                           ND_INVALID_PARAMETER_2);
+        // Every queue takes as many SGEs as the adapter allows, whatever it was
+        // created with, as hardware providers round up to the device's (COMPAT).
+        return kit::HandIfValid(new SharedReceiveQueue(this, engine_, file, depth, kMaxSge, threshold, affinity), iid,
+                                pp, ND_INVALID_PARAMETER_2);
     }
     HRESULT STDMETHODCALLTYPE CreateQueuePair(REFIID iid, IUnknown *rcq, IUnknown *icq, VOID *context, ULONG rdepth,
                                               ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size,
@@ -176,7 +178,8 @@ public:
         if (rsge > kMaxSge) return ND_INVALID_PARAMETER_7;
         if (isge > kMaxSge) return ND_INVALID_PARAMETER_8;
         if (inline_size > kMaxInlineData) return ND_INVALID_PARAMETER_9;
-        return kit::Hand(new QueuePair(this, engine_, r, i, nullptr, context, rdepth, idepth, rsge, isge, inline_size),
+        return kit::Hand(new QueuePair(this, engine_, r, i, nullptr, context, rdepth, idepth, kMaxSge, kMaxSge,
+                                       inline_size),
                          iid, pp);
     }
     HRESULT STDMETHODCALLTYPE CreateQueuePairWithSrq(REFIID iid, IUnknown *rcq, IUnknown *icq, IUnknown *srq_unknown,
@@ -191,8 +194,8 @@ public:
         if (idepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_6;
         if (isge > kMaxSge) return ND_INVALID_PARAMETER_7;
         if (inline_size > kMaxInlineData) return ND_INVALID_PARAMETER_8;
-        return kit::Hand(new QueuePair(this, engine_, r, i, srq, context, 0, idepth, kMaxSge, isge, inline_size), iid,
-                         pp);
+        return kit::Hand(new QueuePair(this, engine_, r, i, srq, context, 0, idepth, kMaxSge, kMaxSge, inline_size),
+                         iid, pp);
     }
     HRESULT STDMETHODCALLTYPE CreateConnector(REFIID iid, HANDLE file, VOID **pp) override {
         return kit::HandIfValid(new Connector(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);

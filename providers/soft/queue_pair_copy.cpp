@@ -219,7 +219,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *fo
         }
         if (SUCCEEDED(r.status))
             Scatter(r.receive.sge, r.receive.nsge, h.offset, payload + sizeof h, info.length);
-        else
+        else if (r.status != ND_DATA_OVERRUN)  // too small: the sender succeeds (COMPAT, as in Deliver)
             *for_sender = ND_REMOTE_ERROR;
         if (info.flags & kMsgLast) {
             *done = ReceiveDone{true, r.receive, r.status, SUCCEEDED(r.status) ? r.total : 0,

@@ -233,9 +233,9 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceiv
     *bytes = 0;
     *for_sender = ND_REMOTE_ERROR;  // unless the delivery works
     if (!LocalSgesValid(r.sge, r.nsge, kRightLocalWrite, &room, &rx_memo_)) return ND_ACCESS_VIOLATION;
+    *for_sender = ND_SUCCESS;  // a receive too small is the receiver's failure alone (COMPAT, as over TCP)
     if (info.length > room) return ND_DATA_OVERRUN;  // COMPAT: not ND_BUFFER_OVERFLOW
     *bytes = info.length;
-    *for_sender = ND_SUCCESS;
     const char *payload = Channel::Payload(m);
     if (info.type == MsgType::SendInline) {
         size_t left = info.length, at = 0;

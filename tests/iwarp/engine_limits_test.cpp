@@ -124,6 +124,13 @@ TEST(Limits, ReceiveBufferTooSmall) {
     EXPECT_EQ(cb[1].status, OpStatus::Flushed);
     EXPECT_TRUE(std::all_of(small.begin(), small.end(), [](uint8_t x) { return x == 0; }));  // nothing placed
     EXPECT_EQ(p.a.remote_terminate()->code, (TerminateCode{Layer::Ddp, etype::kDdpUntagged, ecode::kDdpUTooLong}));
+    // The sender's Send succeeds (the receive's failure alone, COMPAT); the
+    // stream is over all the same.
+    auto ca = p.Drain(p.a);
+    ASSERT_EQ(ca.size(), 1u);
+    EXPECT_EQ(ca[0].id, 3u);
+    EXPECT_EQ(ca[0].status, OpStatus::Success);
+    EXPECT_TRUE(p.a.failed());
 }
 
 // The provider withdraws a receive's memory (deregistered) while a Send is

@@ -1,4 +1,6 @@
 // PD, MR, MW, CQ and SRQ dispatch functions that need no connection.
+#include <vector>
+
 #include "ndk_test_util.h"
 
 using namespace ndk_test;
@@ -150,8 +152,15 @@ TEST_F(NdkObjects, SrqModifyReceiveAndNotification) {
     ASSERT_TRUE(region.Register(pd_, 4096));
     NDK_SGE sge = region.Sge(0, 1024);
     for (int i = 0; i < 4; ++i) EXPECT_EQ(d->NdkSrqReceive(srq, &region, &sge, 1), STATUS_SUCCESS);
-    NDK_SGE two[2] = {sge, sge};
-    EXPECT_EQ(d->NdkSrqReceive(srq, &region, two, 2), STATUS_DATA_OVERRUN);  // more SGEs than the SRQ takes
+    // An SRQ takes as many SGEs as the adapter allows, whatever it was
+    // created with (rounded up to the device's, as hardware does); one past
+    // the adapter's limit is refused.
+    NDK_ADAPTER_INFO info{};
+    ULONG info_size = sizeof info;
+    ASSERT_EQ(adapter_->Dispatch->NdkQueryAdapterInfo(adapter_, &info, &info_size), STATUS_SUCCESS);
+    std::vector<NDK_SGE> many(info.MaxReceiveRequestSge + 1, sge);
+    EXPECT_EQ(d->NdkSrqReceive(srq, &region, many.data(), info.MaxReceiveRequestSge + 1), STATUS_DATA_OVERRUN);
+    EXPECT_EQ(d->NdkSrqReceive(srq, &region, many.data(), 2), STATUS_SUCCESS);  // more than it was created with
     // Disarmed until NdkModifySrq with a threshold: 4 queued >= 2, no event.
     Completion modified;
     EXPECT_EQ(d->NdkModifySrq(srq, 0, 2, Completion::Request, &modified), STATUS_SUCCESS);

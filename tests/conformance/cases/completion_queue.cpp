@@ -228,6 +228,8 @@ TEST_F(CompletionQueue, OverrunReportedThroughNotifyR060) {
     ASSERT_TRUE(c.Send(0, kMessages));
     EXPECT_ND(ND_BUFFER_OVERFLOW, Finish(c.p.rcq.get(), &ov, ND_PENDING))
         << kMessages << " completions into a CQ of depth 1";
+    Ov again;
+    EXPECT_ND(ND_BUFFER_OVERFLOW, c.p.rcq->Notify(ND_CQ_NOTIFY_ANY, &again)) << "a later Notify: the CQ is dead";
     c.p.peer.Kill();
 }
 

@@ -3,6 +3,8 @@
 #include <fstream>
 #include "support/util.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,6 +31,21 @@ void Backoff::Pause() {
 }
 
 void SleepMs(uint64_t ms) { usleep(static_cast<useconds_t>(ms * 1000)); }
+
+BusyProcess::BusyProcess() {
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60);  // SIGALRM ends it if nobody does
+        for (;;) asm volatile("" ::: "memory");  // spin
+    }
+    pid_ = pid;
+}
+
+BusyProcess::~BusyProcess() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+}
 
 size_t OpenFdCount() {
     size_t n = 0;

@@ -55,6 +55,20 @@ private:
 };
 
 void SleepMs(uint64_t ms);
+
+// A competing busy process while it lives: a child that spins on a core
+// (and dies by itself after a minute if we do), for the cases that lost
+// completions or clients only on a loaded machine.
+class BusyProcess {
+public:
+    BusyProcess();
+    ~BusyProcess();
+    BusyProcess(const BusyProcess &) = delete;
+    BusyProcess &operator=(const BusyProcess &) = delete;
+
+private:
+    int pid_ = -1;
+};
 // This process's open file descriptors, and its mappings of shared memory
 // files (memfd, /dev/shm): what a provider could leak per connection.
 size_t OpenFdCount();

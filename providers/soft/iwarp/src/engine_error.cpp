@@ -55,6 +55,11 @@ void Engine::OnTerminate(const Segment &s) {
     if (m.code.layer == Layer::Ddp && m.code.etype == etype::kDdpUntagged && m.code.ecode == ecode::kDdpUNoBuffer &&
         m.has_ddp_header && !m.terminated.tagged && m.terminated.qn == kQueueSend)
         status = OpStatus::RemoteNoReceive;
+    // A Send too long for the receive it landed in: the receiver's failure
+    // alone; the sender's Send succeeds, as on every other path (COMPAT).
+    if (m.code.layer == Layer::Ddp && m.code.etype == etype::kDdpUntagged && m.code.ecode == ecode::kDdpUTooLong &&
+        m.has_ddp_header && !m.terminated.tagged && m.terminated.qn == kQueueSend)
+        status = OpStatus::Success;
     SettleCulprit(m, status);
     FailAll(status, OpStatus::Flushed);
 }
@@ -81,7 +86,7 @@ void Engine::SettleCulprit(const TerminateMessage &m, OpStatus status) {
         unconfirmed_.pop_front();
         const auto slot = static_cast<int64_t>(u.slot);
         CompleteSlot(u.slot, slot < culprit ? OpStatus::Success : slot == culprit ? status : OpStatus::Flushed,
-                     slot < culprit ? u.length : 0);
+                     slot < culprit || (slot == culprit && status == OpStatus::Success) ? u.length : 0);
     }
     for (const OrqEntry &e : orq_)
         if (!e.internal) CompleteSlot(e.slot, static_cast<int64_t>(e.slot) == culprit ? status : OpStatus::Flushed, 0);

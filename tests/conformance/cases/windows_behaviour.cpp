@@ -1,0 +1,242 @@
+// Behaviour Windows ND programs depend on, where a provider could differ
+// and still meet the SPI's words (docs/conformance.md, "Windows behaviour"):
+// CQ capacity, second Bind/Listen/Connect, an initiator gone before
+// CompleteConnect, registering nothing, SGE counts, the last Release, and
+// a listen port free again at once. Each case runs on every data path and
+// address the groups run on.
+#include <sys/types.h>
+
+#include "suite.h"
+
+namespace ndc {
+namespace {
+
+// COMPAT (R060): a program sizes its CQ to exactly the receives it posts and
+// shares it with its Sends; when the peer goes, the flushed receives and
+// the Sends all come out of it, none lost and no overrun (Windows hardware
+// providers round a CQ up). Under a competing busy process, as it failed.
+TEST_P(QueuePair, ACqAsDeepAsItsReceivesAlsoHoldsItsSendsWhenThePeerGoes) {
+    BusyProcess busy;
+    constexpr int kReceives = 64, kSends = 16;
+    Pair p;
+    QpShape s;
+    s.receive_depth = kReceives;
+    s.initiator_depth = kSends;
+    std::string err =
+        p.Connect(node, addr, Msg("serve").Set("recvs", kSends).Set("recvsize", 64), s, false, kReceives);
+    ASSERT_TRUE(err.empty()) << err;
+    p.rcq.pump = false;  // nothing takes completions until the end
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    for (int i = 0; i < kReceives; ++i) ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, 64)) << i;
+    for (int i = 0; i < kSends; ++i) ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 64, 64)) << i;
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0).Set("n", kSends)));
+    ASSERT_EQ(r.U64("count"), static_cast<uint64_t>(kSends)) << "the peer received every Send";
+    Ov gone;
+    HRESULT hr = p.conn.connector->NotifyDisconnect(&gone);
+    PEER_OK(d, p.peer.Call(Msg("disconnect").Set("c", 0)));
+    ASSERT_ND(ND_SUCCESS, Finish(p.conn.connector.get(), &gone, hr)) << "the peer's disconnect";
+    std::vector<ND2_RESULT> all = p.rcq.Take(kReceives + kSends);
+    int receives = 0, sends = 0;
+    for (const ND2_RESULT &x : all) {
+        if (x.RequestType == Nd2RequestTypeReceive) {
+            ++receives;
+            EXPECT_ND(ND_CANCELED, x.Status) << "a receive flushed";
+        } else if (x.RequestType == Nd2RequestTypeSend) {
+            ++sends;
+            EXPECT_ND(ND_SUCCESS, x.Status) << "a Send the peer received";
+        }
+    }
+    EXPECT_EQ(receives, kReceives) << "receives flushed out of a CQ of depth " << kReceives;
+    EXPECT_EQ(sends, kSends);
+    Ov after;
+    hr = p.rcq->Notify(ND_CQ_NOTIFY_ANY, &after);
+    EXPECT_ND(ND_PENDING, hr) << "the CQ did not overrun";
+    p.rcq->CancelOverlappedRequests();
+    Finish(p.rcq.get(), &after, hr);
+}
+
+// COMPAT: a second Bind of a listener that is bound, or of a connector that
+// is bound, connecting or connected, fails with
+// STATUS_ADDRESS_ALREADY_ASSOCIATED; a second Listen fails; Connect on a
+// connector with a connection in progress or up fails ND_CONNECTION_ACTIVE.
+TEST_P(Connection, ASecondBindListenOrConnectFailsAsOnWindows) {
+    IpAddress any = WithPort(addr, 0);
+    Ref<IND2Listener> l;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    ASSERT_ND(ND_SUCCESS, l->Bind(any.sa(), any.length()));
+    EXPECT_ND(kAddressAlreadyAssociated, l->Bind(any.sa(), any.length())) << "a listener bound already";
+    ASSERT_ND(ND_SUCCESS, l->Listen(0));
+    EXPECT_ND(kAddressAlreadyAssociated, l->Bind(any.sa(), any.length())) << "a listening listener";
+    EXPECT_ND(ND_INVALID_DEVICE_STATE, l->Listen(0)) << "a second Listen";
+    EXPECT_ND(ND_INVALID_DEVICE_STATE, l->Listen(4)) << "a second Listen with a backlog";
+
+    Pair p;
+    ASSERT_EQ(p.PrepareActive(node, addr), "");  // bound
+    Conn &c = p.conn;
+    EXPECT_ND(kAddressAlreadyAssociated, c.connector->Bind(any.sa(), any.length())) << "a bound connector";
+    Conn other;
+    ASSERT_ND(ND_SUCCESS, other.Create(node, p.rcq, p.rcq));
+    Ov ov;
+    HRESULT hr = c.connector->Connect(c.qp.get(), p.dest.sa(), p.dest.length(), 8, 8, nullptr, 0, &ov);
+    PEER_OK(req, p.peer.Wait());  // the request is there; our Connect waits for the answer
+    EXPECT_ND(kAddressAlreadyAssociated, c.connector->Bind(any.sa(), any.length())) << "a connecting connector";
+    Ov again;
+    EXPECT_ND(ND_CONNECTION_ACTIVE,
+              c.connector->Connect(other.qp.get(), p.dest.sa(), p.dest.length(), 8, 8, nullptr, 0, &again))
+        << "Connect while connecting";
+    PEER_OK(acc, p.peer.Call(Msg("accept").Set("c", req.U64("c")).Set("async", 1)));
+    ASSERT_ND(ND_SUCCESS, Finish(c.connector.get(), &ov, hr));
+    ASSERT_ND(ND_SUCCESS, c.CompleteConnect());
+    EXPECT_ND(kAddressAlreadyAssociated, c.connector->Bind(any.sa(), any.length())) << "a connected connector";
+    EXPECT_ND(ND_CONNECTION_ACTIVE,
+              c.connector->Connect(other.qp.get(), p.dest.sa(), p.dest.length(), 8, 8, nullptr, 0, &again))
+        << "Connect while connected";
+}
+
+// COMPAT: the active side's process exits after its Connect completed and
+// before CompleteConnect: the passive side's pending Accept fails
+// ND_CONNECTION_REFUSED, as when it releases its connector (R143 names
+// ND_CONNECTION_ABORTED only for an attempt abandoned during Connect).
+TEST_P(Connection, InitiatorExitingBeforeCompleteConnectRefusesTheAccept) {
+    Listener lst;
+    ASSERT_EQ(lst.Start(node, WithPort(addr, 0)), "");
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", lst.port).Set("complete", 0)));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_ND(ND_SUCCESS, lst.Get(c));
+    Ov acc;
+    HRESULT hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &acc);
+    PEER_OK(r, peer.Wait());
+    ASSERT_ND(ND_SUCCESS, ST(r, "status")) << "the peer's Connect";
+    peer.Kill();
+    EXPECT_ND(ND_CONNECTION_REFUSED, Finish(c.connector.get(), &acc, hr));
+}
+
+// COMPAT: programs check that the last Release() of a connector returns 0,
+// right after the peer disconnected too (a provider thread handling that
+// event must not hold a reference the application can see); and of a
+// listener that has just handed out a request.
+TEST_P(Connection, TheLastReleaseReturnsZero) {
+    BusyProcess busy;
+    for (int round = 0; round < 8; ++round) {
+        Pair p;
+        std::string err = p.Connect(node, addr);
+        ASSERT_TRUE(err.empty()) << err;
+        p.peer.Post(Msg("disconnect").Set("c", 0));
+        Msg d = p.peer.Wait();
+        ASSERT_TRUE(d.ok()) << d.error();
+        IND2Connector *raw = p.conn.connector.detach();
+        EXPECT_EQ(raw->Release(), 0u) << "round " << round;
+    }
+    Listener lst;
+    ASSERT_EQ(lst.Start(node, WithPort(addr, 0)), "");
+    Peer peer;
+    ASSERT_EQ(peer.Start(addr), "");
+    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", lst.port).Set("complete", 0)));
+    Cq cq;
+    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+    Conn c;
+    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+    ASSERT_ND(ND_SUCCESS, lst.Get(c));
+    IND2Connector *raw = c.connector.detach();
+    EXPECT_EQ(raw->Release(), 0u) << "a connector just handed a request";
+    IND2Listener *lraw = lst.listener.detach();
+    EXPECT_EQ(lraw->Release(), 0u) << "the listener";
+    peer.Kill();
+}
+
+// COMPAT: Register(nullptr, 0) fails ND_INVALID_PARAMETER and
+// Register(buffer, 0) ND_INVALID_BUFFER_SIZE; the region stays usable.
+TEST_F(MemoryRegion, RegisteringNothingFailsAsOnWindows) {
+    Ref<IND2MemoryRegion> mr;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    Ov ov;
+    EXPECT_ND(ND_INVALID_PARAMETER, mr->Register(nullptr, 0, ND_MR_FLAG_ALLOW_LOCAL_WRITE, &ov));
+    Mem m(4096);
+    EXPECT_ND(ND_INVALID_BUFFER_SIZE, mr->Register(m.data(), 0, ND_MR_FLAG_ALLOW_LOCAL_WRITE, &ov));
+    HRESULT hr = mr->Register(m.data(), 4096, ND_MR_FLAG_ALLOW_LOCAL_WRITE, &ov);
+    EXPECT_ND(ND_SUCCESS, Finish(mr.get(), &ov, hr)) << "the region after the refused calls";
+    ov.Reuse();
+    hr = mr->Deregister(&ov);
+    EXPECT_ND(ND_SUCCESS, Finish(mr.get(), &ov, hr));
+}
+
+// COMPAT: a queue pair created with 1 SGE per request takes as many as the
+// adapter allows (Windows hardware providers round up to the device's):
+// a 2-SGE Send and Write arrive intact, a Receive of MaxReceiveSge is
+// accepted; one past the adapter's limit is still ND_DATA_OVERRUN.
+TEST_P(QueuePair, MoreSgesThanCreatedWithUpToTheAdaptersLimit) {
+    Pair p;
+    QpShape s;
+    s.initiator_sge = 1;
+    s.receive_sge = 1;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", 2).Set("recvsize", 4096), s);
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(8192);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    FillPattern(m.data(), 256, 71);
+    ND2_SGE two[2] = {m.Sge(0, 100), m.Sge(100, 156)};
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, two, 2, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0)));
+    EXPECT_ND(ND_SUCCESS, ST(r, "s0"));
+    EXPECT_EQ(r.U64("b0"), 256u);
+    Remote rb = PeerRegister(p.peer, "rb", 4096);
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, two, 2, rb.addr, rb.token, 0));
+    EXPECT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeWrite));
+    Msg k = p.peer.Call(Msg("check").Set("name", "rb").Set("len", 256).Set("seed", 71));
+    EXPECT_TRUE(k.ok()) << k.error();
+    std::vector<ND2_SGE> many(node.info.MaxReceiveSge + 1, m.Sge(4096, 16));
+    EXPECT_ND(ND_DATA_OVERRUN, p.conn.qp->Receive(nullptr, many.data(), node.info.MaxReceiveSge + 1));
+    EXPECT_ND(ND_SUCCESS, p.conn.qp->Receive(nullptr, many.data(), node.info.MaxReceiveSge));
+    std::vector<ND2_SGE> isge(node.info.MaxInitiatorSge + 1, m.Sge(0, 8));
+    EXPECT_ND(ND_DATA_OVERRUN, p.conn.qp->Send(nullptr, isge.data(), node.info.MaxInitiatorSge + 1, 0));
+}
+
+// COMPAT: a listener's port binds again as soon as the listener is
+// released, even though its connection just ended (over TCP the ended
+// connection leaves TIME_WAIT sockets on the port): programs run back to
+// back on one fixed port. The port is still refused while anything holds it.
+TEST_P(Connection, AListenPortIsFreeAsSoonAsItsListenerIsReleased) {
+    Listener lst;
+    ASSERT_EQ(lst.Start(node, WithPort(addr, 0)), "");
+    const uint16_t port = lst.port;
+    {
+        Peer peer;
+        ASSERT_EQ(peer.Start(addr), "");
+        ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", port)));
+        Cq cq;
+        ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
+        Conn c;
+        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
+        ASSERT_ND(ND_SUCCESS, lst.Get(c));
+        ASSERT_ND(ND_SUCCESS, c.Accept());
+        PEER_OK(r, peer.Wait());
+        ASSERT_ND(ND_SUCCESS, ST(r, "status"));
+        // This side ends the connection first; the peer's process exits
+        // (the kernel closes its socket in order): over TCP this side's
+        // socket is left in TIME_WAIT on the listener's port.
+        EXPECT_ND(ND_SUCCESS, c.Disconnect());
+        peer.Kill();
+        c.qp.reset();
+        c.connector.reset();
+    }
+    IpAddress same = WithPort(addr, port);
+    Ref<IND2Listener> held;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, held.pv()));
+    EXPECT_ND(kAddressAlreadyAssociated, held->Bind(same.sa(), same.length())) << "while the listener holds it";
+    lst.listener.reset();
+    Ref<IND2Listener> next;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, next.pv()));
+    EXPECT_ND(ND_SUCCESS, next->Bind(same.sa(), same.length())) << "the port, once its listener is released";
+    EXPECT_ND(ND_SUCCESS, next->Listen(0));
+    EXPECT_ND(kAddressAlreadyAssociated, held->Bind(same.sa(), same.length())) << "while the new listener holds it";
+}
+
+}  // namespace
+}  // namespace ndc
