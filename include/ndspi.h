@@ -123,6 +123,28 @@ struct IND2Provider : public IUnknown {
     STDMETHOD(OpenAdapter)(REFIID iid, UINT64 adapterId, VOID **ppAdapter) PURE;
 };
 
+/* The ND v1 SPI (HPC Pack 2008 SDK) interfaces, by name only: OpenND serves
+ * ND v2 alone (NdOpenV1Adapter answers ND_NOT_SUPPORTED), but code written
+ * against Microsoft's ndsupport.h names these types and IIDs. */
+struct INDOverlapped;
+struct INDCompletionQueue;
+struct INDMemoryWindow;
+struct INDEndpoint;
+struct INDConnector;
+struct INDListen;
+struct INDAdapter;
+struct INDProvider;
+OPENND_DEFINE_GUID(IID_INDOverlapped, 0xc859e15e, 0x75e2, 0x4fe3, 0x8d, 0x6d, 0x0d, 0xff, 0x36, 0xf0, 0x24, 0x42);
+OPENND_DEFINE_GUID(IID_INDCompletionQueue, 0x1245a633, 0x2a32, 0x473a, 0x83, 0x0c, 0xe0, 0x5d, 0x1f, 0x86, 0x9d,
+                   0x02);
+/* The v1 header gives the memory window the IID that v2 kept for IND2MemoryWindow. */
+OPENND_DEFINE_GUID(IID_INDMemoryWindow, 0x070fe1f5, 0x0ab5, 0x4361, 0x88, 0xdb, 0x97, 0x4b, 0xa7, 0x04, 0xd4, 0xb9);
+OPENND_DEFINE_GUID(IID_INDEndpoint, 0xdbd00eab, 0xb679, 0x44a9, 0xbd, 0x65, 0xe8, 0x2f, 0x3d, 0xe1, 0x2d, 0x1a);
+OPENND_DEFINE_GUID(IID_INDConnector, 0x1bcaf2d1, 0xe274, 0x4aeb, 0xac, 0x57, 0xcd, 0x5d, 0x43, 0x76, 0xe0, 0xb7);
+OPENND_DEFINE_GUID(IID_INDListen, 0xbb902588, 0xba3f, 0x4441, 0x9f, 0xe1, 0x3b, 0x67, 0x95, 0xe4, 0xe6, 0x68);
+OPENND_DEFINE_GUID(IID_INDAdapter, 0xa023c5a0, 0x5b73, 0x43bc, 0x8d, 0x20, 0x33, 0xaa, 0x07, 0xe9, 0x51, 0x0f);
+OPENND_DEFINE_GUID(IID_INDProvider, 0x0c5dd316, 0x5fdf, 0x47e6, 0xb2, 0xd0, 0x2a, 0x6e, 0xda, 0x8d, 0x39, 0xdd);
+
 /* The two entry points every provider library exports. */
 typedef HRESULT (*DLLGETCLASSOBJECT)(REFCLSID rclsid, REFIID riid, LPVOID *ppv);
 typedef HRESULT (*DLLCANUNLOADNOW)(void);

@@ -20,6 +20,9 @@ OPENND_API HRESULT NdResolveAddress(const struct sockaddr *pRemoteAddress, SIZE_
                                     struct sockaddr *pLocalAddress, SIZE_T *pcbLocalAddress);
 OPENND_API HRESULT NdCheckAddress(const struct sockaddr *pAddress, SIZE_T cbAddress);
 OPENND_API HRESULT NdOpenAdapter(REFIID iid, const struct sockaddr *pAddress, SIZE_T cbAddress, void **ppIAdapter);
+/* Microsoft's ND v1 entry point, declared as its ndsupport.h declares it. OpenND
+ * has no v1 providers: always ND_NOT_SUPPORTED, with *ppIAdapter set to NULL. */
+OPENND_API HRESULT NdOpenV1Adapter(const struct sockaddr *pAddress, SIZE_T cbAddress, INDAdapter **ppIAdapter);
 
 OPENND_EXTERN_C_END
 #endif

@@ -36,15 +36,9 @@
 /* The address family numbers stored in the catalog are Linux's (AF_INET 2,
  * AF_INET6 10); the catalog files spell them by name. */
 
-/* Winsock error codes the catalog calls report through lpErrno. */
-#define WSAEFAULT 10014
-#define WSAEINVAL 10022
-#define WSAENOBUFS 10055
-#define WSANOTINITIALISED 10093
-#define WSAEACCES 10013
-#define WSAEPROVIDERFAILEDINIT 10106
-#define WSASYSCALLFAILURE 10107
-#define WSANO_RECOVERY 11003
+/* The Winsock error codes the catalog calls report through lpErrno
+ * (WSAEFAULT, WSAEINVAL, WSAENOBUFS, WSAEACCES, WSANO_RECOVERY ...) are in
+ * <opennd/win32.h>, as they are in <winsock2.h>. */
 
 typedef struct _WSAPROTOCOLCHAIN {
     int ChainLen;

@@ -19,11 +19,7 @@
 #define OPENND_NDK_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-typedef LONG NTSTATUS;
-typedef NTSTATUS *PNTSTATUS;
-#ifndef NT_SUCCESS
-#define NT_SUCCESS(Status) (((NTSTATUS)(Status)) >= 0)
-#endif
+/* NTSTATUS, PNTSTATUS and NT_SUCCESS come from <opennd/win32.h>. */
 #ifndef MAXULONG
 #define MAXULONG 0xFFFFFFFFu
 #endif

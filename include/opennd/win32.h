@@ -3,7 +3,10 @@
  * ND applications and providers are written in Windows terms (HRESULT, ULONG,
  * OVERLAPPED, HANDLE, completion ports). This header gives them those names on
  * Linux with the Windows widths (ULONG and DWORD are 32 bits here too), and
- * declares the event and completion-port calls that libopennd implements.
+ * declares the event and completion-port calls that libopennd implements,
+ * plus the rest of what ND programs take for granted from <windows.h>:
+ * NTSTATUS codes, memory and record macros, min/max, Interlocked*, threads,
+ * the process heap, system information and WSAStringToAddress.
  * It is pulled in by <ndspi.h>, as <windows.h> and <winsock2.h> are on Windows.
  */
 #ifndef OPENND_WIN32_H
@@ -61,6 +64,15 @@ typedef ULONG *PULONG;
 typedef ULONG_PTR *PULONG_PTR;
 typedef BOOL *LPBOOL;
 typedef INT *LPINT;
+typedef LONG *PLONG, *LPLONG;
+typedef CHAR *PCHAR;
+typedef BYTE *PBYTE, *LPBYTE;
+typedef USHORT *PUSHORT;
+typedef LONG NTSTATUS;
+typedef NTSTATUS *PNTSTATUS;
+#ifndef NT_SUCCESS
+#define NT_SUCCESS(Status) (((NTSTATUS)(Status)) >= 0)
+#endif
 #ifndef VOID
 #define VOID void
 #endif
@@ -74,28 +86,8 @@ typedef INT *LPINT;
 #define CONST const
 #endif
 
-/* SAL annotations: the new-style names only. The old __in/__out names would
- * break the C++ standard library and are deliberately not defined. */
-#define _In_
-#define _In_opt_
-#define _Out_
-#define _Out_opt_
-#define _Inout_
-#define _Inout_opt_
-#define _In_reads_(n)
-#define _In_reads_opt_(n)
-#define _Out_writes_(n)
-#define _Out_writes_opt_(n)
-#define _Out_writes_bytes_(n)
-#define _Out_writes_bytes_opt_(n)
-#define _Inout_updates_bytes_opt_(n)
-#define _In_reads_bytes_(n)
-#define _In_reads_bytes_opt_(n)
-#define _Outptr_
-#define _Deref_out_range_(a, b)
-#define _Success_(x)
-#define _Check_return_
-#define _Ret_range_(a, b)
+/* SAL annotations (_In_, _Out_writes_(n) ...): defined to nothing. */
+#include "opennd/sal.h"
 
 /* ---- GUID / IID ---- */
 typedef struct _GUID {
@@ -193,6 +185,27 @@ typedef const CLSID *REFCLSID;
 #define ERROR_TIMEOUT 1460L
 #define ERROR_INVALID_USER_BUFFER 1784L
 
+/* ---- Winsock error codes (WSAGetLastError) ---- */
+#define WSAEACCES 10013
+#define WSAEFAULT 10014
+#define WSAEINVAL 10022
+#define WSAEWOULDBLOCK 10035
+#define WSAEAFNOSUPPORT 10047
+#define WSAEADDRINUSE 10048
+#define WSAEADDRNOTAVAIL 10049
+#define WSAENETDOWN 10050
+#define WSAENETUNREACH 10051
+#define WSAECONNABORTED 10053
+#define WSAECONNRESET 10054
+#define WSAENOBUFS 10055
+#define WSAETIMEDOUT 10060
+#define WSAECONNREFUSED 10061
+#define WSAEHOSTUNREACH 10065
+#define WSANOTINITIALISED 10093
+#define WSAEPROVIDERFAILEDINIT 10106
+#define WSASYSCALLFAILURE 10107
+#define WSANO_RECOVERY 11003
+
 /* ---- waits ---- */
 #define INFINITE 0xFFFFFFFFu
 #define WAIT_OBJECT_0 0x00000000u
@@ -224,7 +237,8 @@ typedef struct _OVERLAPPED_ENTRY {
     DWORD dwNumberOfBytesTransferred;
 } OVERLAPPED_ENTRY, *LPOVERLAPPED_ENTRY;
 
-#define STATUS_PENDING ((DWORD)0x00000103L)
+/* STATUS_SUCCESS, STATUS_PENDING, STATUS_CANCELLED ... (NTSTATUS codes). */
+#include "opennd/ntstatus.h"
 #define HasOverlappedIoCompleted(lpOverlapped) (((DWORD)(lpOverlapped)->Internal) != STATUS_PENDING)
 
 typedef struct _SECURITY_ATTRIBUTES {
@@ -240,6 +254,242 @@ typedef union _LARGE_INTEGER {
     };
     LONGLONG QuadPart;
 } LARGE_INTEGER;
+
+/* ---- records, parameters and memory (winnt.h) ---- */
+/* FIELD_OFFSET and CONTAINING_RECORD: in C with offsetof; in C++ as Windows
+ * writes them (through a null pointer), which also works for classes that are
+ * not standard-layout (a request class with virtual methods and an OVERLAPPED
+ * member), where offsetof would warn. GCC folds that to a constant, also under
+ * -fsanitize=undefined (Clang's sanitizer reports it). */
+#ifdef __cplusplus
+#ifndef FIELD_OFFSET
+#define FIELD_OFFSET(type, field) ((LONG)(LONG_PTR)(&((type *)0)->field))
+#endif
+#ifndef CONTAINING_RECORD
+#define CONTAINING_RECORD(address, type, field) \
+    ((type *)((PCHAR)(address) - (ULONG_PTR)(&((type *)0)->field)))
+#endif
+#else
+#ifndef FIELD_OFFSET
+#define FIELD_OFFSET(type, field) ((LONG)offsetof(type, field))
+#endif
+#ifndef CONTAINING_RECORD
+#define CONTAINING_RECORD(address, type, field) ((type *)((PCHAR)(address) - offsetof(type, field)))
+#endif
+#endif
+#ifndef RTL_FIELD_SIZE
+#define RTL_FIELD_SIZE(type, field) (sizeof(((type *)0)->field))
+#endif
+#ifndef ARRAYSIZE
+#define ARRAYSIZE(A) (sizeof(A) / sizeof((A)[0]))
+#endif
+/* As Windows, but a cast to void rather than a bare (P), which GCC reports as
+ * a statement with no effect. */
+#ifndef UNREFERENCED_PARAMETER
+#define UNREFERENCED_PARAMETER(P) ((void)(P))
+#endif
+#ifndef DBG_UNREFERENCED_PARAMETER
+#define DBG_UNREFERENCED_PARAMETER(P) ((void)(P))
+#endif
+#ifndef DBG_UNREFERENCED_LOCAL_VARIABLE
+#define DBG_UNREFERENCED_LOCAL_VARIABLE(V) ((void)(V))
+#endif
+
+#ifndef RtlEqualMemory
+#define RtlEqualMemory(Destination, Source, Length) (!memcmp((Destination), (Source), (Length)))
+#endif
+#ifndef RtlMoveMemory
+#define RtlMoveMemory(Destination, Source, Length) memmove((Destination), (Source), (Length))
+#endif
+#ifndef RtlCopyMemory
+#define RtlCopyMemory(Destination, Source, Length) memcpy((Destination), (Source), (Length))
+#endif
+#ifndef RtlFillMemory
+#define RtlFillMemory(Destination, Length, Fill) memset((Destination), (Fill), (Length))
+#endif
+#ifndef RtlZeroMemory
+#define RtlZeroMemory(Destination, Length) memset((Destination), 0, (Length))
+#endif
+#ifndef EqualMemory
+#define EqualMemory RtlEqualMemory
+#endif
+#ifndef MoveMemory
+#define MoveMemory RtlMoveMemory
+#endif
+#ifndef CopyMemory
+#define CopyMemory RtlCopyMemory
+#endif
+#ifndef FillMemory
+#define FillMemory RtlFillMemory
+#endif
+#ifndef ZeroMemory
+#define ZeroMemory RtlZeroMemory
+#endif
+
+#ifdef __cplusplus
+#define OPENND_INLINE inline
+#else
+#define OPENND_INLINE static inline
+#endif
+
+OPENND_EXTERN_C_BEGIN
+/* Zeroes memory with stores the compiler may not remove (for secrets). */
+OPENND_INLINE PVOID RtlSecureZeroMemory(PVOID ptr, SIZE_T cnt) {
+    volatile char *p = (volatile char *)ptr;
+    while (cnt--) *p++ = 0;
+    return ptr;
+}
+OPENND_EXTERN_C_END
+#ifndef SecureZeroMemory
+#define SecureZeroMemory RtlSecureZeroMemory
+#endif
+
+/* ---- min and max (windef.h), unless NOMINMAX ----
+ * C gets Windows' macros. C++ gets function templates in the global namespace
+ * instead: a function-like min/max macro would break std::min, std::max and
+ * std::numeric_limits<T>::max() in any standard header included after this
+ * one. min(a, b) is (a < b ? a : b) and max(a, b) is (a > b ? a : b) in the
+ * arguments' common type, as the macros compute it; std::min and std::max are
+ * untouched, and with `using namespace std` an unqualified call on two
+ * arguments of one type picks std's (the more specialised template). */
+#ifndef NOMINMAX
+#ifdef __cplusplus
+#include <type_traits>
+#ifndef min
+template <class A, class B>
+constexpr typename std::common_type<A, B>::type min(const A &a, const B &b) {
+    return (a < b) ? a : b;
+}
+#endif
+#ifndef max
+template <class A, class B>
+constexpr typename std::common_type<A, B>::type max(const A &a, const B &b) {
+    return (a > b) ? a : b;
+}
+#endif
+#else
+#ifndef min
+#define min(a, b) (((a) < (b)) ? (a) : (b))
+#endif
+#ifndef max
+#define max(a, b) (((a) > (b)) ? (a) : (b))
+#endif
+#endif
+#endif /* NOMINMAX */
+
+/* ---- Interlocked* (winnt.h) ----
+ * Atomic read-modify-writes on LONG, LONG64 and pointers with full-barrier
+ * semantics, as on Windows: no load or store moves across one in either
+ * direction. On x86 the locked instruction is that barrier; elsewhere a
+ * sequentially consistent fence follows the operation (as MSVC emits a DMB
+ * after each on ARM64). Return values as Windows: Increment, Decrement and
+ * Add return the new value; Exchange, ExchangeAdd, CompareExchange, Or, And
+ * and Xor the old one. */
+#if defined(__x86_64__) || defined(__i386__)
+#define OPENND_INTERLOCKED_FENCE() ((void)0)
+#else
+#define OPENND_INTERLOCKED_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+#define OPENND_INTERLOCKED_RMW(type, name, builtin)                  \
+    OPENND_INLINE type name(type volatile *Target, type Value) {     \
+        type r = builtin(Target, Value, __ATOMIC_SEQ_CST);           \
+        OPENND_INTERLOCKED_FENCE();                                  \
+        return r;                                                    \
+    }
+
+OPENND_EXTERN_C_BEGIN
+OPENND_INTERLOCKED_RMW(LONG, InterlockedExchangeAdd, __atomic_fetch_add)
+OPENND_INTERLOCKED_RMW(LONG, InterlockedAdd, __atomic_add_fetch)
+OPENND_INTERLOCKED_RMW(LONG, InterlockedOr, __atomic_fetch_or)
+OPENND_INTERLOCKED_RMW(LONG, InterlockedAnd, __atomic_fetch_and)
+OPENND_INTERLOCKED_RMW(LONG, InterlockedXor, __atomic_fetch_xor)
+OPENND_INTERLOCKED_RMW(LONG, InterlockedExchange, __atomic_exchange_n)
+OPENND_INTERLOCKED_RMW(LONG64, InterlockedExchangeAdd64, __atomic_fetch_add)
+OPENND_INTERLOCKED_RMW(LONG64, InterlockedAdd64, __atomic_add_fetch)
+OPENND_INTERLOCKED_RMW(LONG64, InterlockedOr64, __atomic_fetch_or)
+OPENND_INTERLOCKED_RMW(LONG64, InterlockedAnd64, __atomic_fetch_and)
+OPENND_INTERLOCKED_RMW(LONG64, InterlockedXor64, __atomic_fetch_xor)
+OPENND_INTERLOCKED_RMW(LONG64, InterlockedExchange64, __atomic_exchange_n)
+OPENND_INTERLOCKED_RMW(PVOID, InterlockedExchangePointer, __atomic_exchange_n)
+#undef OPENND_INTERLOCKED_RMW
+
+OPENND_INLINE LONG InterlockedIncrement(LONG volatile *Addend) { return InterlockedAdd(Addend, 1); }
+OPENND_INLINE LONG InterlockedDecrement(LONG volatile *Addend) { return InterlockedAdd(Addend, -1); }
+OPENND_INLINE LONG64 InterlockedIncrement64(LONG64 volatile *Addend) { return InterlockedAdd64(Addend, 1); }
+OPENND_INLINE LONG64 InterlockedDecrement64(LONG64 volatile *Addend) { return InterlockedAdd64(Addend, -1); }
+
+/* Stores ExChange if *Destination == Comperand; returns the initial value. */
+OPENND_INLINE LONG InterlockedCompareExchange(LONG volatile *Destination, LONG ExChange, LONG Comperand) {
+    __atomic_compare_exchange_n(Destination, &Comperand, ExChange, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    OPENND_INTERLOCKED_FENCE();
+    return Comperand;
+}
+OPENND_INLINE LONG64 InterlockedCompareExchange64(LONG64 volatile *Destination, LONG64 ExChange, LONG64 Comperand) {
+    __atomic_compare_exchange_n(Destination, &Comperand, ExChange, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    OPENND_INTERLOCKED_FENCE();
+    return Comperand;
+}
+OPENND_INLINE PVOID InterlockedCompareExchangePointer(PVOID volatile *Destination, PVOID Exchange, PVOID Comperand) {
+    __atomic_compare_exchange_n(Destination, &Comperand, Exchange, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    OPENND_INTERLOCKED_FENCE();
+    return Comperand;
+}
+OPENND_EXTERN_C_END
+
+/* A full memory barrier, and the pause of a spin-wait loop. */
+#ifndef MemoryBarrier
+#define MemoryBarrier() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+#ifndef YieldProcessor
+#if defined(__x86_64__) || defined(__i386__)
+#define YieldProcessor() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define YieldProcessor() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define YieldProcessor() ((void)0)
+#endif
+#endif
+
+/* ---- system information and times ---- */
+/* A count of 100-nanosecond intervals in two halves. */
+typedef struct _FILETIME {
+    DWORD dwLowDateTime;
+    DWORD dwHighDateTime;
+} FILETIME, *PFILETIME, *LPFILETIME;
+
+#define PROCESSOR_ARCHITECTURE_INTEL 0
+#define PROCESSOR_ARCHITECTURE_ARM 5
+#define PROCESSOR_ARCHITECTURE_AMD64 9
+#define PROCESSOR_ARCHITECTURE_ARM64 12
+#define PROCESSOR_ARCHITECTURE_UNKNOWN 0xFFFF
+#define PROCESSOR_INTEL_PENTIUM 586
+#define PROCESSOR_AMD_X8664 8664
+
+typedef struct _SYSTEM_INFO {
+    union {
+        DWORD dwOemId; /* obsolete */
+        struct {
+            WORD wProcessorArchitecture; /* PROCESSOR_ARCHITECTURE_* */
+            WORD wReserved;
+        };
+    };
+    DWORD dwPageSize;
+    LPVOID lpMinimumApplicationAddress;
+    LPVOID lpMaximumApplicationAddress;
+    DWORD_PTR dwActiveProcessorMask; /* online processors 0..63 */
+    DWORD dwNumberOfProcessors;      /* bits set in dwActiveProcessorMask */
+    DWORD dwProcessorType;           /* PROCESSOR_AMD_X8664 ..., 0 if none fits */
+    DWORD dwAllocationGranularity;   /* 64 KiB, as on Windows */
+    WORD wProcessorLevel;            /* x86: the family */
+    WORD wProcessorRevision;         /* x86: model << 8 | stepping */
+} SYSTEM_INFO, *LPSYSTEM_INFO;
+
+/* ---- process heap ---- */
+#define HEAP_NO_SERIALIZE 0x00000001
+#define HEAP_GROWABLE 0x00000002
+#define HEAP_GENERATE_EXCEPTIONS 0x00000004
+#define HEAP_ZERO_MEMORY 0x00000008
+#define HEAP_REALLOC_IN_PLACE_ONLY 0x00000010
 
 /* ---- sockets (Winsock names over the BSD types) ---- */
 typedef struct sockaddr SOCKADDR, *PSOCKADDR, *LPSOCKADDR;
@@ -303,6 +553,19 @@ typedef IUnknown *LPUNKNOWN;
 #define CALLBACK
 #endif
 
+/* ---- threads ---- */
+typedef DWORD(WINAPI *PTHREAD_START_ROUTINE)(LPVOID lpThreadParameter);
+typedef PTHREAD_START_ROUTINE LPTHREAD_START_ROUTINE;
+#define CREATE_SUSPENDED 0x00000004
+#define STACK_SIZE_PARAM_IS_A_RESERVATION 0x00010000
+/* GetExitCodeThread's answer while the thread runs. */
+#define STILL_ACTIVE STATUS_PENDING
+
+/* WSAPROTOCOL_INFOA is only named (WSAStringToAddressA ignores it);
+ * WSAPROTOCOL_INFOW is defined in <ws2spi.h>. */
+typedef struct _WSAPROTOCOL_INFOA WSAPROTOCOL_INFOA, *LPWSAPROTOCOL_INFOA;
+struct _WSAPROTOCOL_INFOW;
+
 /* ---- calls implemented by libopennd ---- */
 OPENND_EXTERN_C_BEGIN
 
@@ -352,6 +615,48 @@ OPENND_API int WSAStartup(WORD wVersionRequested, LPWSADATA lpWSAData);
 OPENND_API int WSACleanup(void);
 OPENND_API int WSAGetLastError(void);
 OPENND_API void WSASetLastError(int iError);
+
+/* Idle, kernel and user time of all processors together since boot, in
+ * 100 ns units (from /proc/stat). As on Windows the kernel time includes the
+ * idle time. Any of the three may be NULL. */
+OPENND_API BOOL GetSystemTimes(LPFILETIME lpIdleTime, LPFILETIME lpKernelTime, LPFILETIME lpUserTime);
+OPENND_API void GetSystemInfo(LPSYSTEM_INFO lpSystemInfo);
+OPENND_API void GetNativeSystemInfo(LPSYSTEM_INFO lpSystemInfo);
+
+/* The process heap: malloc underneath, 16-byte aligned blocks. HeapAlloc
+ * honours HEAP_ZERO_MEMORY (also HeapReAlloc, for the bytes it adds) and gives
+ * a valid, distinct pointer for 0 bytes. Failures return NULL / FALSE; a
+ * block not from HeapAlloc is refused with ERROR_INVALID_PARAMETER. */
+OPENND_API HANDLE GetProcessHeap(void);
+OPENND_API LPVOID HeapAlloc(HANDLE hHeap, DWORD dwFlags, SIZE_T dwBytes);
+OPENND_API LPVOID HeapReAlloc(HANDLE hHeap, DWORD dwFlags, LPVOID lpMem, SIZE_T dwBytes);
+OPENND_API BOOL HeapFree(HANDLE hHeap, DWORD dwFlags, LPVOID lpMem);
+OPENND_API SIZE_T HeapSize(HANDLE hHeap, DWORD dwFlags, LPCVOID lpMem);
+
+/* Threads. The handle is signalled when the thread ends (returns from its
+ * start routine), so WaitForSingleObject/WaitForMultipleObjects wait for it;
+ * CloseHandle does not stop the thread. CREATE_SUSPENDED holds the thread
+ * before its start routine until ResumeThread (SuspendThread is not
+ * provided). Security attributes are ignored. Thread ids are Linux thread ids
+ * (gettid). */
+OPENND_API HANDLE CreateThread(LPSECURITY_ATTRIBUTES lpThreadAttributes, SIZE_T dwStackSize,
+                               LPTHREAD_START_ROUTINE lpStartAddress, LPVOID lpParameter, DWORD dwCreationFlags,
+                               LPDWORD lpThreadId);
+OPENND_API DWORD ResumeThread(HANDLE hThread);
+OPENND_API BOOL GetExitCodeThread(HANDLE hThread, LPDWORD lpExitCode);
+OPENND_API DWORD GetThreadId(HANDLE Thread);
+OPENND_API DWORD GetCurrentThreadId(void);
+
+/* "1.2.3.4", "1.2.3.4:80" (AF_INET; also "127.1" and octal/hex parts, as
+ * Winsock's non-strict parse), "::1", "[::1]:80", "[fe80::1%2]:80"
+ * (AF_INET6). 0, or SOCKET_ERROR with WSAEINVAL (another family, or not an
+ * address of this one) or WSAEFAULT (*lpAddressLength too small, checked
+ * first: set to the size needed). lpProtocolInfo is ignored. */
+OPENND_API INT WSAStringToAddressA(LPSTR AddressString, INT AddressFamily, LPWSAPROTOCOL_INFOA lpProtocolInfo,
+                                   LPSOCKADDR lpAddress, LPINT lpAddressLength);
+OPENND_API INT WSAStringToAddressW(LPWSTR AddressString, INT AddressFamily, struct _WSAPROTOCOL_INFOW *lpProtocolInfo,
+                                   LPSOCKADDR lpAddress, LPINT lpAddressLength);
+#define WSAStringToAddress WSAStringToAddressA
 
 /* OpenND extensions for handles. */
 /* The file descriptor behind a handle (an eventfd that becomes readable when

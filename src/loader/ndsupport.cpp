@@ -175,4 +175,13 @@ OPENND_API HRESULT NdOpenAdapter(REFIID iid, const sockaddr *pAddress, SIZE_T cb
     return hr;
 }
 
+// Microsoft's ND v1 entry point (ndsupport.h). OpenND loads no v1 provider,
+// so there is never a v1 adapter to open.
+OPENND_API HRESULT NdOpenV1Adapter(const sockaddr *pAddress, SIZE_T cbAddress, INDAdapter **ppIAdapter) {
+    (void)pAddress;
+    (void)cbAddress;
+    if (ppIAdapter) *ppIAdapter = nullptr;
+    return ND_NOT_SUPPORTED;
+}
+
 }  // extern "C"

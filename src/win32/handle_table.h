@@ -1,5 +1,5 @@
 // The process-global handle table and the base class of every object a HANDLE
-// can name (event, completion port, overlapped file).
+// can name (event, completion port, overlapped file, thread).
 //
 // Each object owns one Linux eventfd, readable exactly while the object is
 // signalled, so any handle can be polled. The HANDLE value is
@@ -22,7 +22,7 @@
 
 namespace opennd::win32 {
 
-enum class ObjectKind { Event, Port, File };
+enum class ObjectKind { Event, Port, File, Thread };
 
 class Object {
 public:

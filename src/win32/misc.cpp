@@ -21,8 +21,6 @@ uint64_t MonotonicNs() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-constexpr int kWsaEfault = 10014;  // WSAEFAULT
-
 }  // namespace
 
 DWORD GetError() { return t_last_error; }
@@ -48,7 +46,7 @@ DWORD Win32ErrorFromStatus(uint32_t status) {
         {ND_NO_MEMORY, ERROR_NOT_ENOUGH_MEMORY},
         {ND_INSUFFICIENT_RESOURCES, ERROR_NO_SYSTEM_RESOURCES},
         {ND_NOT_SUPPORTED, ERROR_NOT_SUPPORTED},
-        {static_cast<HRESULT>(0xC0000023), ERROR_INSUFFICIENT_BUFFER},  // buffer too small
+        {STATUS_BUFFER_TOO_SMALL, ERROR_INSUFFICIENT_BUFFER},
         {ND_INVALID_BUFFER_SIZE, ERROR_INVALID_USER_BUFFER},
         {ND_INVALID_DEVICE_REQUEST, ERROR_INVALID_FUNCTION},
         {ND_INVALID_DEVICE_STATE, ERROR_BAD_COMMAND},
@@ -56,9 +54,9 @@ DWORD Win32ErrorFromStatus(uint32_t status) {
         {ND_DEVICE_BUSY, ERROR_BUSY},
         {ND_NO_MORE_ENTRIES, ERROR_NO_MORE_ITEMS},
         {ND_SHARING_VIOLATION, ERROR_SHARING_VIOLATION},
-        {static_cast<HRESULT>(0xC0000238), ERROR_ADDRESS_ALREADY_ASSOCIATED},  // COMPAT: Bind to a port in use
-        {static_cast<HRESULT>(0xC000020C), ERROR_NETNAME_DELETED},  // connection disconnected
-        {static_cast<HRESULT>(0xC000020D), ERROR_NETNAME_DELETED},  // connection reset
+        {STATUS_ADDRESS_ALREADY_ASSOCIATED, ERROR_ADDRESS_ALREADY_ASSOCIATED},  // COMPAT: Bind to a port in use
+        {STATUS_CONNECTION_DISCONNECTED, ERROR_NETNAME_DELETED},
+        {STATUS_CONNECTION_RESET, ERROR_NETNAME_DELETED},
         {ND_NETWORK_UNREACHABLE, ERROR_NETWORK_UNREACHABLE},
         {ND_HOST_UNREACHABLE, ERROR_HOST_UNREACHABLE},
     };
@@ -117,7 +115,7 @@ OPENND_API DWORD GetCurrentProcessId(void) { return static_cast<DWORD>(getpid())
 
 OPENND_API int WSAStartup(WORD wVersionRequested, LPWSADATA lpWSAData) {
     (void)wVersionRequested;
-    if (!lpWSAData) return kWsaEfault;
+    if (!lpWSAData) return WSAEFAULT;
     *lpWSAData = WSADATA{};
     lpWSAData->wVersion = MAKEWORD(2, 2);
     lpWSAData->wHighVersion = MAKEWORD(2, 2);
