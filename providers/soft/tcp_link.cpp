@@ -1,6 +1,7 @@
 #include "tcp_link.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
@@ -17,7 +18,17 @@ namespace kit = opennd::kit;
 
 TcpLink::~TcpLink() {
     if (fd < 0) return;
-    if (abortive_close) {
+    // A stream shut down in order (Disconnect: FIN after the last byte)
+    // whose bytes the peer has not all acknowledged yet closes in order too:
+    // a reset would drop Sends that already completed here (COMPAT).
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    int unacked = 0;
+    const bool ending_in_order = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
+                                 (info.tcpi_state == TCP_FIN_WAIT1 || info.tcpi_state == TCP_CLOSING ||
+                                  info.tcpi_state == TCP_LAST_ACK) &&
+                                 ioctl(fd, TIOCOUTQ, &unacked) == 0 && unacked > 0;
+    if (abortive_close && !ending_in_order) {
         linger l{1, 0};
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
     }

@@ -71,6 +71,7 @@ TcpPath::TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, st
 TcpPath::~TcpPath() {
     if (hold_until_ms_) env_.engine->RemoveTimer();
     if (failed_since_ms_) env_.engine->RemoveTimer();
+    if (hangup_ms_) env_.engine->RemoveTimer();
 }
 
 size_t TcpPath::initiator_count() {

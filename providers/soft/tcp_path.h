@@ -185,6 +185,9 @@ private:
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
     bool logged_crc_quirk_ = false;  // said once that a siw quirk was tolerated
     uint64_t stalled_since_ms_ = 0;
+    // The peer ended the stream while a Send of its waited for a receive
+    // here (CheckHangupLocked): its bytes are still delivered, until then.
+    uint64_t hangup_ms_ = 0;
     uint64_t silent_since_ms_ = 0;
     uint64_t tx_blocked_since_ms_ = 0;  // the socket refused our bytes since (0: it takes them)
     // The socket refused more (EAGAIN): polls before this time do not try

@@ -119,7 +119,12 @@ void TcpPath::PumpStreamLocked() {
                 // (ND_IO_TIMEOUT) after a few seconds and the connection ends.
                 uint64_t now = NowMs();
                 if (stalled_since_ms_ == 0) stalled_since_ms_ = now;
-                if (now - stalled_since_ms_ > kSendTimeoutMs) engine_.FailStalled();
+                if (now - stalled_since_ms_ > kSendTimeoutMs) {
+                    if (hangup_ms_ != 0)
+                        eof_ = true;  // and the peer is gone: the stream ends, all flushed
+                    else
+                        engine_.FailStalled();
+                }
             }
         } else {
             stalled_since_ms_ = 0;
@@ -153,6 +158,10 @@ void TcpPath::PumpStreamLocked() {
     }
     if (closed_ && failed_since_ms_ != 0) {
         failed_since_ms_ = 0;
+        env_.engine->RemoveTimer();
+    }
+    if (closed_ && hangup_ms_ != 0) {
+        hangup_ms_ = 0;
         env_.engine->RemoveTimer();
     }
 }
@@ -268,9 +277,20 @@ void TcpPath::GiveUpLocked() {
     shutdown(fd_, SHUT_RDWR);
 }
 
+// Not reading (a Send of the peer's waits for a receive): a peer that died
+// must still be noticed. But a peer that ended the stream after that Send
+// may have seen it complete (it went out whole): its bytes, and any after
+// it, are delivered into the receives posted here, and only then is the end
+// read (COMPAT: nothing the sender saw complete is flushed). Bounded as a
+// Send nobody receives is, an SRQ's too: the peer is not coming back.
 void TcpPath::CheckHangupLocked() {
-    pollfd p{fd_, POLLRDHUP, 0};
-    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) eof_ = true;
+    if (hangup_ms_ == 0) {
+        pollfd p{fd_, POLLRDHUP, 0};
+        if (poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return;
+        hangup_ms_ = NowMs();
+        env_.engine->AddTimer();  // passes keep coming to see the time out
+    }
+    if (NowMs() - hangup_ms_ > kSendTimeoutMs) eof_ = true;
 }
 
 void TcpPath::WriteSocketLocked() {

@@ -56,6 +56,45 @@ TEST_P(QueuePair, ACqAsDeepAsItsReceivesAlsoHoldsItsSendsWhenThePeerGoes) {
     Finish(p.rcq.get(), &after, hr);
 }
 
+// COMPAT: a Send the peer saw complete just before it disconnected and
+// exited is delivered into the receive posted here after that, not flushed
+// (over TCP its bytes wait for the receive past the end of the stream).
+// Where the provider completes a Send only once it is received, the peer
+// never saw the second complete and nothing is asked of it. Under a
+// competing busy process, as it failed.
+TEST_P(QueuePair, ASendThatCompletedBeforeThePeerLeftIsDelivered) {
+    BusyProcess busy;
+    Pair p;
+    // No RDMA Reads either way, as ping-pong programs often connect: over
+    // iWARP a Send then completes once it is sent.
+    std::string err = p.Connect(node, addr, Msg("serve").Set("in", 0).Set("out", 0));
+    ASSERT_TRUE(err.empty()) << err;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 0, 64));
+    PEER_OK(reg, p.peer.Call(Msg("reg").Set("name", "s").Set("size", 4096)));
+    PEER_OK(sent, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "s").Set("len", 64).Set("n", 2).Set("seed", 40)));
+    ND2_RESULT r;
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeReceive, &r)) << "the first Send";
+    EXPECT_EQ(CheckPattern(m.data(), 64, 40), "");
+    PEER_OK(done, p.peer.Call(Msg("reap").Set("c", 0).Set("n", 2).Set("ms", 1000)));
+    const bool second_completed = done.U64("count") == 2 && ST(done, "s1") == ND_SUCCESS;
+    PEER_OK(d, p.peer.Call(Msg("disconnect").Set("c", 0)));
+    p.peer.Kill();
+    ND2_RESULT extra;
+    EXPECT_TRUE(p.rcq.Quiet(&extra, 300)) << "nothing was posted: " << Describe(extra);  // the end reaches us
+    ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(m, 64, 64));
+    ASSERT_TRUE(p.rcq.Next(&r)) << "the receive posted after the peer left never completed";
+    EXPECT_EQ(r.RequestType, Nd2RequestTypeReceive);
+    if (second_completed) {
+        EXPECT_ND(ND_SUCCESS, r.Status) << "the second Send, which completed at the peer, was flushed";
+        EXPECT_EQ(r.BytesTransferred, 64u);
+        EXPECT_EQ(CheckPattern(m.data() + 64, 64, 41), "");
+    } else {
+        EXPECT_ND_IN(Any(ND_SUCCESS, ND_CANCELED), r.Status);
+    }
+}
+
 // COMPAT: a second Bind of a listener that is bound, or of a connector that
 // is bound, connecting or connected, fails with
 // STATUS_ADDRESS_ALREADY_ASSOCIATED; a second Listen fails; Connect on a
