@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "ndspi.h"
 #include "wire.h"
 
 namespace soft {
@@ -116,5 +117,17 @@ private:
     int ring_ = 0;
     uint64_t tail_ = 0;
 };
+
+// A completion status the peer wrote (a ring slot's status, a Read
+// Response's): only the failures an OpenND peer reports reach our CQ as
+// they are; any other failure is the peer's invention and reads
+// ND_REMOTE_ERROR, any success code ND_SUCCESS. The other process is not
+// trusted, not even with a number.
+inline HRESULT StatusFromPeer(int32_t status) {
+    const auto s = static_cast<HRESULT>(status);
+    if (SUCCEEDED(s)) return ND_SUCCESS;
+    if (s == ND_REMOTE_ERROR || s == ND_ACCESS_VIOLATION || s == ND_INVALID_DEVICE_REQUEST) return s;
+    return ND_REMOTE_ERROR;
+}
 
 }  // namespace soft

@@ -297,7 +297,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *fo
         if (info.flags & kMsgLast) {
             op.awaiting_data = false;
             op.done = true;
-            op.status = FAILED(h.status) ? h.status : ND_SUCCESS;  // the peer's word: no odd success codes
+            op.status = StatusFromPeer(h.status);
             EmitLocked();
             NoteProgressLocked();
             if (FAILED(h.status)) *fatal = true;  // the source went away at the target (R090)

@@ -26,8 +26,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
     for (Op &op : ops_) {
         if (!op.in_ring || op.done) continue;
         if (op.pos >= consumed) break;
-        HRESULT status = producer_.At(op.pos)->status.load(std::memory_order_relaxed);
-        if (SUCCEEDED(status)) status = ND_SUCCESS;  // the peer's word: no other success code reaches the CQ
+        HRESULT status = StatusFromPeer(producer_.At(op.pos)->status.load(std::memory_order_relaxed));
         if (op.awaiting_data && SUCCEEDED(status)) {  // a Read request taken: its data follows
             op.in_ring = false;
             continue;

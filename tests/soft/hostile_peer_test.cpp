@@ -265,6 +265,35 @@ TEST_F(HostileClientTest, AMessagePastTheRingEndEndsTheConnection) {
     EXPECT_EQ(client.Receive(), CmType::Terminate);
 }
 
+// The status the peer writes back for our Send reaches our CQ only as one
+// an OpenND peer reports: an invented failure reads ND_REMOTE_ERROR, an
+// invented success ND_SUCCESS (#25: 0xdeadbeef was seen in a CQ).
+TEST_F(HostileClientTest, AStatusThePeerInventsReadsAsARemoteError) {
+    using namespace nd_session;
+    Buffer b(64);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    RingConsumer theirs(client.channel.get(), 1);  // side 1 (the listener) publishes in ring 1
+    const struct {
+        int32_t written;
+        HRESULT seen;
+    } cases[] = {{0x103, ND_SUCCESS}, {static_cast<int32_t>(0xdeadbeefu), ND_REMOTE_ERROR}};
+    for (const auto &c : cases) {
+        ND2_SGE sge = b.Sge(0, 8);
+        ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
+        MsgInfo info;
+        MsgHeader *m = nullptr;
+        for (int i = 0; i < 100000 && !m; ++i) m = theirs.Peek(&info);
+        ASSERT_NE(m, nullptr) << "the Send never reached the ring";
+        theirs.Finish(m, info, c.written);
+        ND2_RESULT r{};
+        ULONG got = 0;
+        for (int i = 0; i < 1000000 && got == 0; ++i) got = server.cq->GetResults(&r, 1);
+        ASSERT_EQ(got, 1u) << "no completion for the Send";
+        EXPECT_EQ(r.Status, c.seen) << std::hex << "the peer wrote 0x" << c.written;
+        if (FAILED(c.seen)) break;  // a failed Send ends the connection
+    }
+}
+
 TEST_F(HostileClientTest, APeerHoldingItsCopyCounterUpIsCutOffAfterOneWait) {
     using namespace nd_session;
     {

@@ -514,5 +514,42 @@ TEST_F(MemoryWindow, AccessThroughInvalidatedWindowFailsR106) {
     for (int i = 0; i < 4; ++i) EXPECT_ND(ND_CANCELED, ST(r, "s" + std::to_string(i)));
 }
 
+// Write rights on memory the process may not write are refused, as a NIC's
+// registration refuses them: otherwise a peer's RDMA Write (or a receive)
+// would fault the process (#25). Read rights on it are fine; a range only
+// partly writable is refused too.
+TEST_F(MemoryRegion, WriteRightsOnReadOnlyMemoryAreRefused) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    char *p = static_cast<char *>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(p, MAP_FAILED);
+    ASSERT_EQ(mprotect(p + page, page, PROT_READ), 0);
+    Ref<IND2MemoryRegion> mr;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    const struct {
+        size_t off, len;
+        ULONG flags;
+        HRESULT want;
+        const char *what;
+    } cases[] = {
+        {page, page, ND_MR_FLAG_ALLOW_LOCAL_WRITE, ND_ACCESS_VIOLATION, "local write on a read-only page"},
+        {page, page, ND_MR_FLAG_ALLOW_REMOTE_WRITE, ND_ACCESS_VIOLATION, "remote write on a read-only page"},
+        {0, 2 * page, ND_MR_FLAG_ALLOW_LOCAL_WRITE, ND_ACCESS_VIOLATION, "write on a range half read-only"},
+        {page - 8, 16, ND_MR_FLAG_ALLOW_LOCAL_WRITE, ND_ACCESS_VIOLATION, "write on 16 bytes across the edge"},
+        {page, page, ND_MR_FLAG_ALLOW_REMOTE_READ, ND_SUCCESS, "remote read on a read-only page"},
+        {0, page, ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_WRITE, ND_SUCCESS, "write on a writable page"},
+    };
+    for (const auto &c : cases) {
+        Ov ov;
+        HRESULT hr = Finish(mr.get(), &ov, mr->Register(p + c.off, c.len, c.flags, &ov));
+        EXPECT_ND(c.want, hr) << c.what;
+        if (SUCCEEDED(hr)) {
+            ov.Reuse();
+            EXPECT_ND(ND_SUCCESS, Finish(mr.get(), &ov, mr->Deregister(&ov)));
+        }
+    }
+    mr.reset();
+    munmap(p, 2 * page);
+}
+
 }  // namespace
 }  // namespace ndc
