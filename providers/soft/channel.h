@@ -68,6 +68,7 @@ public:
     uint64_t FreeSlots() const { return kRingSlots - (head_ - reaped_); }
     // Marks slots below `pos` reusable (their statuses have been read).
     void Reaped(uint64_t pos) { reaped_ = pos; }
+    uint64_t reaped() const { return reaped_; }
     MsgHeader *At(uint64_t pos) const { return ch_->At(ring_, pos); }
 
 private:

@@ -150,6 +150,7 @@ private:
         bool done;
         HRESULT status;
         uint64_t pos;     // in_ring: its ring position
+        bool fragmented = false;  // sent in fragments (see fragment_refused_)
         uint64_t posted_ms;  // a Send: kNotStamped until first seen waiting in the ring (ReapLocked)
         // A Read through the ring: its data arrives in ReadResponse messages.
         bool awaiting_data = false;
@@ -167,6 +168,7 @@ private:
             done = is_done;
             status = st;
             pos = 0;
+            fragmented = false;
             posted_ms = ms;
             awaiting_data = false;
             got = 0;
@@ -295,6 +297,12 @@ private:
     std::atomic<bool> peer_stalled_{false};
     std::atomic<bool> stall_handled_{false};
     RingProducer producer_;
+    // Ring positions below this may hold fragments of a request (stream
+    // ops); the first failure the peer wrote on one, seen as it was reaped
+    // (its slot is reused after): the status of the request the peer
+    // refused, once the connection ends (FailLocked). Under tx_mu_.
+    uint64_t fragments_end_ = 0;
+    HRESULT fragment_refused_ = ND_SUCCESS;
     MrMemo tx_memo_;  // the region of the last local SGEs posted
     RingQueue<Op> ops_;  // a ring, not a deque: no allocation per request
     std::atomic<size_t> ops_count_{0};  // ops_.size(), readable without tx_mu_

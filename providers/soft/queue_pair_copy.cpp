@@ -137,6 +137,8 @@ bool QueuePair::PumpStreamLocked(Backlog &b, Op &op) {
                        (last && (b.flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) ? kMsgSolicited : 0);
             m->length = chunk;
             producer_.Publish(m, pos);
+            op.fragmented = true;
+            fragments_end_ = pos + m->slots;
             b.published += chunk;
             if (last) {
                 op.in_ring = true;
@@ -241,7 +243,11 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *fo
             return true;
         }
         if (!OwnRangeValid(h.token, h.address, h.total, write ? kRightRemoteWrite : kRightRemoteRead)) {
-            *for_sender = ND_ACCESS_VIOLATION;  // the initiator fails and terminates the connection
+            // Refused: the connection ends here too, as an RNIC (and our TCP
+            // path) ends it, so a peer gets one guess at a token per
+            // connection, not millions a second (#25).
+            *for_sender = ND_ACCESS_VIOLATION;
+            *fatal = true;
             return true;
         }
         if (write && chunk) {

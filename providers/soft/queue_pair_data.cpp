@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "core_log.h"
 #include "soft_limits.h"
@@ -34,6 +35,16 @@ HRESULT QueuePair::ReapConsumedLocked() {
         op.status = status;
         op.done = true;
         if (FAILED(op.status) && SUCCEEDED(failed)) failed = op.status;
+    }
+    // Fragments taken since the last reap: a refusal is remembered before
+    // the slot is reused (bounded walk; a header the peer scribbled only
+    // ends it early). One comparison when no fragment is out.
+    for (uint64_t at = producer_.reaped(); at < consumed && at < fragments_end_ && SUCCEEDED(fragment_refused_);) {
+        const MsgHeader *m = producer_.At(at);
+        const HRESULT st = StatusFromPeer(m->status.load(std::memory_order_relaxed));
+        if (FAILED(st)) fragment_refused_ = st;
+        if (m->slots == 0) break;
+        at += m->slots;
     }
     producer_.Reaped(consumed);
     reaped_pos_.store(consumed, std::memory_order_relaxed);  // exactly what was reaped
@@ -83,6 +94,16 @@ void QueuePair::FailLocked(HRESULT) {
     State s = state();
     if (s == State::Connected || s == State::Attached) state_.store(State::Error);
     ReapConsumedLocked();  // what the peer already took keeps its real status
+    // A request in fragments that the peer refused at one of them (a remote
+    // access it denied: it ends the connection before taking the rest):
+    // that refusal is the status of the oldest such request not done.
+    if (FAILED(fragment_refused_))
+        for (Op &op : ops_)
+            if (!op.done && op.fragmented) {
+                op.done = true;
+                op.status = std::exchange(fragment_refused_, ND_SUCCESS);
+                break;
+            }
     for (Op &op : ops_)
         if (!op.done) {
             op.done = true;

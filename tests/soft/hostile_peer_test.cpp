@@ -294,6 +294,31 @@ TEST_F(HostileClientTest, AStatusThePeerInventsReadsAsARemoteError) {
     }
 }
 
+// A remote access refused on the ring path (a token guessed wrong) ends the
+// connection at the target, as on an RNIC: one guess per connection, not
+// millions a second (#25). Checked for a Write and a Read, each on a fresh
+// connection; the region they aimed at is untouched.
+TEST_F(HostileClientTest, ARefusedRemoteAccessEndsTheConnection) {
+    using namespace nd_session;
+    Buffer target(4096);
+    ASSERT_TRUE(target.Register(server)) << server.error;
+    const UINT32 real = target.mr->GetRemoteToken();
+    RemoteHeader h{};
+    h.address = reinterpret_cast<uint64_t>(target.bytes.data());
+    h.token = real ^ 0x5a5a0000u;  // the right slot, a wrong guess of the rest
+    h.total = 8;
+    MsgHeader *m = client.channel->At(0, 0);
+    char *payload = Channel::Payload(m);
+    std::memcpy(payload, &h, sizeof h);
+    std::memset(payload + sizeof h, 0xEE, 8);
+    Forge(*client.channel, 0, 0, MsgType::WriteFragment, 1, 8);
+    ND2_RESULT r;
+    for (int i = 0; i < 1000; ++i) server.cq->GetResults(&r, 1);  // passes over the ring
+    EXPECT_EQ(m->status.load(), static_cast<int32_t>(ND_ACCESS_VIOLATION)) << "the guess was not refused";
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection went on after a refused Write";
+    for (char c : target.bytes) ASSERT_EQ(c, 0) << "the refused Write landed";
+}
+
 TEST_F(HostileClientTest, APeerHoldingItsCopyCounterUpIsCutOffAfterOneWait) {
     using namespace nd_session;
     {
