@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "cm_socket.h"
 #include "core_log.h"
@@ -132,20 +134,56 @@ void Listener::OnReadable(int fd) {
         it->second.link ? ReadTcpRequestLocked(fd) : ReadRequestLocked(fd);
 }
 
-void Listener::AdmitLocked(int fd, std::shared_ptr<TcpLink> link) {
+namespace {
+// Half-open connections (accepted, request not read yet) a listener keeps
+// before it drops any, and a peer's share of them (kMaxHandshakes).
+// OPENND_SOFT_MAX_HANDSHAKES lowers the bound (tests: a burst many times
+// over it must still get in).
+size_t MaxHandshakes() {
+    const char *v = getenv("OPENND_SOFT_MAX_HANDSHAKES");
+    long n = v && *v ? std::atol(v) : 0;
+    return n > 0 && static_cast<size_t>(n) < kMaxHandshakes ? static_cast<size_t>(n) : kMaxHandshakes;
+}
+}  // namespace
+
+// A same-host client sends its request with the connect, and it is read at
+// once; a TCP client sends its MPA request a moment after, so a burst of
+// them is half-open for that moment. Over the bound, or over a peer's
+// share, the oldest of that peer (or of the peer holding the most) goes,
+// but only once it has had kHandshakeGraceMs to speak: a client about to
+// send is never dropped for one that said nothing (COMPAT). Past four
+// times the bound the oldest goes all the same, so silent peers hold at
+// most that many descriptors, and none past kHandshakeTimeoutMs.
+void Listener::AdmitLocked(int fd, std::shared_ptr<TcpLink> link, uint64_t peer) {
     const auto now = std::chrono::steady_clock::now();
     const auto too_old = now - std::chrono::milliseconds(kHandshakeTimeoutMs);
+    const auto spoke_late = now - std::chrono::milliseconds(kHandshakeGraceMs);
+    std::map<uint64_t, size_t> per_peer;
     for (auto it = handshaking_.begin(); it != handshaking_.end();) {
         auto next = std::next(it);
-        if (it->second.since < too_old) DropHandshakeLocked(it);
+        if (it->second.since < too_old)
+            DropHandshakeLocked(it);
+        else
+            ++per_peer[it->second.peer];
         it = next;
     }
-    while (handshaking_.size() >= kMaxHandshakes) {
-        auto oldest = std::min_element(handshaking_.begin(), handshaking_.end(),
-                                       [](const auto &a, const auto &b) { return a.second.since < b.second.since; });
+    const size_t bound = MaxHandshakes(), share = std::max<size_t>(1, bound / 4), hard = 4 * kMaxHandshakes;
+    while (!handshaking_.empty() && (per_peer[peer] >= share || handshaking_.size() >= bound)) {
+        uint64_t victim = peer;
+        if (per_peer[peer] < share)
+            for (const auto &[who, n] : per_peer)
+                if (n > per_peer[victim]) victim = who;
+        const bool forced = handshaking_.size() >= hard;
+        auto oldest = handshaking_.end();
+        for (auto it = handshaking_.begin(); it != handshaking_.end(); ++it)
+            if (it->second.peer == victim && (forced || it->second.since < spoke_late) &&
+                (oldest == handshaking_.end() || it->second.since < oldest->second.since))
+                oldest = it;
+        if (oldest == handshaking_.end()) break;  // all still within their grace: kept
+        --per_peer[victim];
         DropHandshakeLocked(oldest);
     }
-    handshaking_[fd] = Handshake{now, std::move(link)};
+    handshaking_[fd] = Handshake{now, std::move(link), peer};
     engine_->Watch(fd, this);
 }
 
@@ -156,11 +194,18 @@ void Listener::DropHandshakeLocked(std::map<int, Handshake>::iterator it) {
     handshaking_.erase(it);
 }
 
+// Each request is read as soon as its connection is accepted (a client
+// sends it with the connect): accepting a burst first and reading later
+// let well-behaved clients wait among the half-open, and be dropped (COMPAT).
 void Listener::AcceptAllLocked() {
     for (;;) {
         int fd = accept4(cm_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) return;
-        AdmitLocked(fd, nullptr);
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        const uint64_t uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.uid : ~0ull;
+        AdmitLocked(fd, nullptr, uid);
+        ReadRequestLocked(fd);
     }
 }
 

@@ -43,6 +43,7 @@ private:
     struct Handshake {
         std::chrono::steady_clock::time_point since;
         std::shared_ptr<TcpLink> link;
+        uint64_t peer = 0;  // who: the uid of a same-host peer, a hash of a remote IP
     };
     struct Waiting {
         opennd::kit::ComPtr<Connector> connector;
@@ -56,9 +57,10 @@ private:
     void AcceptTcpLocked();
     void ReadTcpRequestLocked(int fd);
     void QueueRequestLocked(ConnRequest req);
-    // Watches a newly accepted socket, first dropping handshakes past
-    // kHandshakeTimeoutMs and, beyond kMaxHandshakes, the oldest.
-    void AdmitLocked(int fd, std::shared_ptr<TcpLink> link);
+    // Watches a newly accepted socket from `peer`, first dropping
+    // handshakes past kHandshakeTimeoutMs and, beyond the bounds, the
+    // oldest of that peer, or of the peer holding the most.
+    void AdmitLocked(int fd, std::shared_ptr<TcpLink> link, uint64_t peer);
     void DropHandshakeLocked(std::map<int, Handshake>::iterator it);
     void MatchLocked();
     void CloseLocked();

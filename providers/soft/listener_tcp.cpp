@@ -1,10 +1,12 @@
 // Listener: peers that come over TCP (other hosts, or forced). The bound
 // port's reservation socket listens; each accepted socket is read until its
 // MPA request is complete, then queued like a same-host request.
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "cm_socket.h"
@@ -13,6 +15,21 @@
 
 namespace soft {
 namespace kit = opennd::kit;
+
+namespace {
+// Who a remote peer is, for its share of half-open handshakes: its IP.
+uint64_t PeerKey(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (getpeername(fd, reinterpret_cast<sockaddr *>(&ss), &len) != 0) return 0;
+    const auto *b = reinterpret_cast<const unsigned char *>(&ss);
+    const size_t from = ss.ss_family == AF_INET6 ? offsetof(sockaddr_in6, sin6_addr) : offsetof(sockaddr_in, sin_addr);
+    const size_t n = ss.ss_family == AF_INET6 ? 16 : 4;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the address bytes
+    for (size_t i = from; i < from + n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+}  // namespace
 
 bool Listener::ListenTcpLocked() {
     // Its connections inherit SO_REUSEADDR, so the TIME_WAIT sockets they
@@ -34,7 +51,8 @@ void Listener::AcceptTcpLocked() {
         auto link = std::make_shared<TcpLink>(fd);
         link->connected = true;
         link->responder = std::make_unique<iwarp::Responder>(BaseMpaConfig());
-        AdmitLocked(fd, std::move(link));
+        AdmitLocked(fd, std::move(link), PeerKey(fd));
+        ReadTcpRequestLocked(fd);  // as soon as accepted (AcceptAllLocked)
     }
 }
 

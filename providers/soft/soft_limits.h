@@ -26,11 +26,14 @@ constexpr uint32_t kQuiesceLimitMs = 5000;  // Deregister's longest wait for a s
 // A Send this large is copied from both ends (PushRequest, queue_pair_push.cpp);
 // below it asking costs the receiver more than half a copy saves.
 constexpr uint64_t kPushMin = 256 * 1024;
-// Accepted connections that have not sent their request yet, per listener:
-// at most this many (the oldest goes first, even one whose request is about
-// to be read); those older than the timeout go when the next one arrives.
-// A host that opens connections and sends nothing cannot use up descriptors.
+// Accepted connections that have not sent their request yet, per listener
+// (Listener::AdmitLocked): this many, a quarter of them per peer (uid, or
+// remote IP), before the oldest that had its grace goes; four times this
+// many at most; none older than the timeout. A host that opens connections
+// and sends nothing cannot use up descriptors, nor crowd out clients about
+// to send their request.
 constexpr size_t kMaxHandshakes = 256;
+constexpr uint32_t kHandshakeGraceMs = 1000;  // never dropped for the bound before this
 constexpr uint32_t kHandshakeTimeoutMs = 10000;
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
 // Windows providers return (COMPAT-NOTES).
