@@ -11,6 +11,27 @@
 namespace ndc {
 namespace {
 
+// A listener here and a peer process connecting to it (CompleteConnect
+// after our Accept, or never with complete = false); its request taken into
+// `c`, not yet accepted.
+struct Incoming {
+    Listener lst;
+    Peer peer;
+    Cq cq;
+    Conn c;
+    std::string Start(Node &node, const IpAddress &addr, bool complete) {
+        std::string err = lst.Start(node, WithPort(addr, 0));
+        if (err.empty()) err = peer.Start(addr);
+        if (!err.empty()) return err;
+        Msg connect = Msg("connect").Set("addr", IpText(addr)).Set("port", lst.port);
+        if (!peer.Post(connect.Set("complete", complete ? 1 : 0))) return "the peer did not take connect";
+        HRESULT hr = cq.Create(node.adapter.get(), node.file, 64);
+        if (SUCCEEDED(hr)) hr = c.Create(node, cq, cq);
+        if (SUCCEEDED(hr)) hr = lst.Get(c);
+        return SUCCEEDED(hr) ? "" : "taking the peer's request: " + StatusName(hr);
+    }
+};
+
 // COMPAT (R060): a program sizes its CQ to exactly the receives it posts and
 // shares it with its Sends; when the peer goes, the flushed receives and
 // the Sends all come out of it, none lost and no overrun (Windows hardware
@@ -138,22 +159,14 @@ TEST_P(Connection, ASecondBindListenOrConnectFailsAsOnWindows) {
 // ND_CONNECTION_REFUSED, as when it releases its connector (R143 names
 // ND_CONNECTION_ABORTED only for an attempt abandoned during Connect).
 TEST_P(Connection, InitiatorExitingBeforeCompleteConnectRefusesTheAccept) {
-    Listener lst;
-    ASSERT_EQ(lst.Start(node, WithPort(addr, 0)), "");
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", lst.port).Set("complete", 0)));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_ND(ND_SUCCESS, lst.Get(c));
+    Incoming in;
+    ASSERT_EQ(in.Start(node, addr, false), "");
     Ov acc;
-    HRESULT hr = c.connector->Accept(c.qp.get(), 8, 8, nullptr, 0, &acc);
-    PEER_OK(r, peer.Wait());
+    HRESULT hr = in.c.connector->Accept(in.c.qp.get(), 8, 8, nullptr, 0, &acc);
+    PEER_OK(r, in.peer.Wait());
     ASSERT_ND(ND_SUCCESS, ST(r, "status")) << "the peer's Connect";
-    peer.Kill();
-    EXPECT_ND(ND_CONNECTION_REFUSED, Finish(c.connector.get(), &acc, hr));
+    in.peer.Kill();
+    EXPECT_ND(ND_CONNECTION_REFUSED, Finish(in.c.connector.get(), &acc, hr));
 }
 
 // COMPAT: programs check that the last Release() of a connector returns 0,
@@ -172,21 +185,13 @@ TEST_P(Connection, TheLastReleaseReturnsZero) {
         IND2Connector *raw = p.conn.connector.detach();
         EXPECT_EQ(raw->Release(), 0u) << "round " << round;
     }
-    Listener lst;
-    ASSERT_EQ(lst.Start(node, WithPort(addr, 0)), "");
-    Peer peer;
-    ASSERT_EQ(peer.Start(addr), "");
-    ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", lst.port).Set("complete", 0)));
-    Cq cq;
-    ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-    Conn c;
-    ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-    ASSERT_ND(ND_SUCCESS, lst.Get(c));
-    IND2Connector *raw = c.connector.detach();
+    Incoming in;
+    ASSERT_EQ(in.Start(node, addr, false), "");
+    IND2Connector *raw = in.c.connector.detach();
     EXPECT_EQ(raw->Release(), 0u) << "a connector just handed a request";
-    IND2Listener *lraw = lst.listener.detach();
+    IND2Listener *lraw = in.lst.listener.detach();
     EXPECT_EQ(lraw->Release(), 0u) << "the listener";
-    peer.Kill();
+    in.peer.Kill();
 }
 
 // COMPAT: Register(nullptr, 0) fails ND_INVALID_PARAMETER and
@@ -242,34 +247,24 @@ TEST_P(QueuePair, MoreSgesThanCreatedWithUpToTheAdaptersLimit) {
 // connection leaves TIME_WAIT sockets on the port): programs run back to
 // back on one fixed port. The port is still refused while anything holds it.
 TEST_P(Connection, AListenPortIsFreeAsSoonAsItsListenerIsReleased) {
-    Listener lst;
-    ASSERT_EQ(lst.Start(node, WithPort(addr, 0)), "");
-    const uint16_t port = lst.port;
-    {
-        Peer peer;
-        ASSERT_EQ(peer.Start(addr), "");
-        ASSERT_TRUE(peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", port)));
-        Cq cq;
-        ASSERT_ND(ND_SUCCESS, cq.Create(node.adapter.get(), node.file, 64));
-        Conn c;
-        ASSERT_ND(ND_SUCCESS, c.Create(node, cq, cq));
-        ASSERT_ND(ND_SUCCESS, lst.Get(c));
-        ASSERT_ND(ND_SUCCESS, c.Accept());
-        PEER_OK(r, peer.Wait());
-        ASSERT_ND(ND_SUCCESS, ST(r, "status"));
-        // This side ends the connection first; the peer's process exits
-        // (the kernel closes its socket in order): over TCP this side's
-        // socket is left in TIME_WAIT on the listener's port.
-        EXPECT_ND(ND_SUCCESS, c.Disconnect());
-        peer.Kill();
-        c.qp.reset();
-        c.connector.reset();
-    }
+    Incoming in;
+    ASSERT_EQ(in.Start(node, addr, true), "");
+    const uint16_t port = in.lst.port;
+    ASSERT_ND(ND_SUCCESS, in.c.Accept());
+    PEER_OK(r, in.peer.Wait());
+    ASSERT_ND(ND_SUCCESS, ST(r, "status"));
+    // This side ends the connection first; the peer's process exits (the
+    // kernel closes its socket in order): over TCP this side's socket is
+    // left in TIME_WAIT on the listener's port.
+    EXPECT_ND(ND_SUCCESS, in.c.Disconnect());
+    in.peer.Kill();
+    in.c.qp.reset();
+    in.c.connector.reset();
     IpAddress same = WithPort(addr, port);
     Ref<IND2Listener> held;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, held.pv()));
     EXPECT_ND(kAddressAlreadyAssociated, held->Bind(same.sa(), same.length())) << "while the listener holds it";
-    lst.listener.reset();
+    in.lst.listener.reset();
     Ref<IND2Listener> next;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, next.pv()));
     EXPECT_ND(ND_SUCCESS, next->Bind(same.sa(), same.length())) << "the port, once its listener is released";
