@@ -55,15 +55,17 @@ int PortSocket(int family) {
     return fd;
 }
 
-// A port named by the caller. A listener's connections leave TIME_WAIT
-// sockets on its port when they end; on Windows the ND port is free as soon
-// as the listener is released (COMPAT). So when the plain bind finds the
-// port in use, bind again with SO_REUSEADDR, which passes over TIME_WAIT
-// sockets that had it (a listening socket sets it, its connections inherit
-// it) and over nothing live: every reservation clears it once bound, so a
-// reservation, a listener or a live connection still refuses the port.
-// Serialised in the process, so no two reservations here share the window
-// in which the flag is set.
+// A port named by the caller. Connections leave TIME_WAIT sockets on their
+// port when they end; on Windows the ND port is free as soon as the
+// listener is released (COMPAT). So when the plain bind finds the port in
+// use, bind again with SO_REUSEADDR, which passes over sockets that have it
+// too and are not listening: only those whose connection is ending have it
+// (EndsSoon, tcp_link.h); a reservation clears it once bound, so a
+// reservation, a listener or a live connection still refuses the port. The
+// plain bind comes first, so a port no socket holds is bound without the
+// flag (a bind bucket made with it would let later ones in unchecked).
+// Serialised in the process; two processes binding the same port in the
+// moment the flag is set could both get it (a known limit).
 int BindNamedPort(int fd, const kit::IpAddress &a, HRESULT *hr) {
     static std::mutex mu;
     std::lock_guard<std::mutex> lock(mu);

@@ -363,8 +363,10 @@ HRESULT Connector::Disconnect(OVERLAPPED *ov) {
     // After the peer has gone, Disconnect is the application's cleanup: it succeeds.
     if (state_ == State::Disconnected) return requests_.CompleteNow(ov, ND_SUCCESS);
     if (state_ != State::Connected) return ND_CONNECTION_INVALID;
-    if (conn_->tcp)
+    if (conn_->tcp) {
+        conn_->tcp->ordered_end = true;
         qp_->TcpShutdown();  // what is framed goes out, then FIN: the peer sees the end
+    }
     else
         CmSend(conn_->cm_fd, NewCmMessage(CmType::Disconnect));
     PeerGoneLocked();  // flush (R137) and complete NotifyDisconnect

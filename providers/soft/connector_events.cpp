@@ -140,8 +140,9 @@ void Connector::AbandonLocked(HRESULT connect_status) {
     qp_.reset();
     bool spent = conn_ && conn_->tcp && port_fd_ < 0;  // the attempt's socket held our port
     if (spent && connect_status == ND_CONNECTION_REFUSED) {
-        // Bind again while the old socket still holds the port (both have
-        // SO_REUSEADDR): once it is closed another connector could take it.
+        // Bind again while the old socket still holds the port (marked as
+        // ending): once it is closed another connector could take it.
+        EndsSoon(conn_->tcp->fd);
         port_fd_ = RebindPort(local_);
         if (port_fd_ < 0) connect_status = ND_CONNECTION_ABORTED;
     }

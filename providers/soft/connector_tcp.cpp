@@ -25,6 +25,7 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
     HRESULT hr = TcpConnect(port_fd_, dest);
     if (hr != ND_SUCCESS && hr != ND_PENDING) {
         qp->Unreserve();
+        EndsSoon(port_fd_);
         close(port_fd_);
         port_fd_ = RebindPort(local_);  // retryable: still bound
         if (port_fd_ < 0) state_ = State::Closed;
@@ -36,6 +37,7 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
     hr = requests_.Begin(ov);
     if (hr != ND_PENDING) {
         qp->Unreserve();
+        EndsSoon(conn->tcp->fd);
         port_fd_ = RebindPort(local_);
         return hr;
     }

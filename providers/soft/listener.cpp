@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -151,9 +152,10 @@ size_t MaxHandshakes() {
 // them is half-open for that moment. Over the bound, or over a peer's
 // share, the oldest of that peer (or of the peer holding the most) goes,
 // but only once it has had kHandshakeGraceMs to speak: a client about to
-// send is never dropped for one that said nothing (COMPAT). Past four
-// times the bound the oldest goes all the same, so silent peers hold at
-// most that many descriptors, and none past kHandshakeTimeoutMs.
+// send is never dropped for one that said nothing (COMPAT). Past
+// HardHandshakes() the oldest goes all the same, so silent peers hold at
+// most that many descriptors (a quarter of this process's, 256 to 1024),
+// and none past kHandshakeTimeoutMs.
 void Listener::AdmitLocked(int fd, std::shared_ptr<TcpLink> link, uint64_t peer) {
     const auto now = std::chrono::steady_clock::now();
     const auto too_old = now - std::chrono::milliseconds(kHandshakeTimeoutMs);
@@ -167,7 +169,7 @@ void Listener::AdmitLocked(int fd, std::shared_ptr<TcpLink> link, uint64_t peer)
             ++per_peer[it->second.peer];
         it = next;
     }
-    const size_t bound = MaxHandshakes(), share = std::max<size_t>(1, bound / 4), hard = 4 * kMaxHandshakes;
+    const size_t bound = MaxHandshakes(), share = std::max<size_t>(1, bound / 4), hard = HardHandshakes();
     while (!handshaking_.empty() && (per_peer[peer] >= share || handshaking_.size() >= bound)) {
         uint64_t victim = peer;
         if (per_peer[peer] < share)
@@ -187,6 +189,14 @@ void Listener::AdmitLocked(int fd, std::shared_ptr<TcpLink> link, uint64_t peer)
     engine_->Watch(fd, this);
 }
 
+bool Listener::DropOldestHandshakeLocked() {
+    if (handshaking_.empty()) return false;
+    DropHandshakeLocked(std::min_element(handshaking_.begin(), handshaking_.end(), [](const auto &a, const auto &b) {
+        return a.second.since < b.second.since;
+    }));
+    return true;
+}
+
 void Listener::DropHandshakeLocked(std::map<int, Handshake>::iterator it) {
     const int fd = it->first;
     engine_->Unwatch(fd);
@@ -200,6 +210,8 @@ void Listener::DropHandshakeLocked(std::map<int, Handshake>::iterator it) {
 void Listener::AcceptAllLocked() {
     for (;;) {
         int fd = accept4(cm_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && DropOldestHandshakeLocked())
+            continue;  // out of descriptors: a silent peer's go first
         if (fd < 0) return;
         ucred cred{};
         socklen_t len = sizeof cred;

@@ -62,6 +62,7 @@ private:
     // oldest of that peer, or of the peer holding the most.
     void AdmitLocked(int fd, std::shared_ptr<TcpLink> link, uint64_t peer);
     void DropHandshakeLocked(std::map<int, Handshake>::iterator it);
+    bool DropOldestHandshakeLocked();  // false: none to drop
     void MatchLocked();
     void CloseLocked();
 

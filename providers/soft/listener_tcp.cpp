@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 
@@ -46,6 +47,8 @@ bool Listener::ListenTcpLocked() {
 void Listener::AcceptTcpLocked() {
     for (;;) {
         int fd = accept4(port_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && DropOldestHandshakeLocked())
+            continue;  // out of descriptors: a silent peer's go first
         if (fd < 0) return;
         TcpTune(fd);
         auto link = std::make_shared<TcpLink>(fd);

@@ -136,9 +136,9 @@ bool QueuePair::PumpStreamLocked(Backlog &b, Op &op) {
             m->flags = (b.published == 0 ? kMsgFirst : 0) | (last ? kMsgLast : 0) |
                        (last && (b.flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) ? kMsgSolicited : 0);
             m->length = chunk;
+            fragments_end_ = pos + m->slots;  // read before the peer may see it
             producer_.Publish(m, pos);
             op.fragmented = true;
-            fragments_end_ = pos + m->slots;
             b.published += chunk;
             if (last) {
                 op.in_ring = true;

@@ -36,15 +36,20 @@ HRESULT QueuePair::ReapConsumedLocked() {
         op.done = true;
         if (FAILED(op.status) && SUCCEEDED(failed)) failed = op.status;
     }
-    // Fragments taken since the last reap: a refusal is remembered before
-    // the slot is reused (bounded walk; a header the peer scribbled only
-    // ends it early). One comparison when no fragment is out.
+    // Write fragments taken since the last reap: a refusal (the target ends
+    // the connection at it, before the last) is remembered before the slot
+    // is reused. A bounded walk over our own messages (each header read
+    // once; one the peer scribbled only ends it early); one comparison when
+    // no fragment is out.
     for (uint64_t at = producer_.reaped(); at < consumed && at < fragments_end_ && SUCCEEDED(fragment_refused_);) {
-        const MsgHeader *m = producer_.At(at);
+        MsgHeader *m = producer_.At(at);
         const HRESULT st = StatusFromPeer(m->status.load(std::memory_order_relaxed));
-        if (FAILED(st)) fragment_refused_ = st;
-        if (m->slots == 0) break;
-        at += m->slots;
+        const auto type = __atomic_load_n(&m->type, __ATOMIC_RELAXED);
+        const auto flags = __atomic_load_n(&m->flags, __ATOMIC_RELAXED);
+        const auto slots = __atomic_load_n(&m->slots, __ATOMIC_RELAXED);
+        if (type == MsgType::WriteFragment && !(flags & kMsgLast) && FAILED(st)) fragment_refused_ = st;
+        if (slots == 0) break;
+        at += slots;
     }
     producer_.Reaped(consumed);
     reaped_pos_.store(consumed, std::memory_order_relaxed);  // exactly what was reaped
@@ -94,12 +99,12 @@ void QueuePair::FailLocked(HRESULT) {
     State s = state();
     if (s == State::Connected || s == State::Attached) state_.store(State::Error);
     ReapConsumedLocked();  // what the peer already took keeps its real status
-    // A request in fragments that the peer refused at one of them (a remote
+    // A Write in fragments that the peer refused at one of them (a remote
     // access it denied: it ends the connection before taking the rest):
-    // that refusal is the status of the oldest such request not done.
+    // that refusal is the status of the oldest such Write not done.
     if (FAILED(fragment_refused_))
         for (Op &op : ops_)
-            if (!op.done && op.fragmented) {
+            if (!op.done && op.fragmented && op.type == Nd2RequestTypeWrite) {
                 op.done = true;
                 op.status = std::exchange(fragment_refused_, ND_SUCCESS);
                 break;

@@ -2,6 +2,11 @@
 // what the implementation really supports: applications use them as-is.
 #pragma once
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstddef>
+
 #include "ndspi.h"
 #include "posted_receive.h"
 #include "wire.h"
@@ -34,6 +39,13 @@ constexpr uint64_t kPushMin = 256 * 1024;
 // to send their request.
 constexpr size_t kMaxHandshakes = 256;
 constexpr uint32_t kHandshakeGraceMs = 1000;  // never dropped for the bound before this
+// Half-open handshakes a listener keeps at the very most, grace or not: a
+// quarter of this process's descriptors, within 256 to 1024.
+inline size_t HardHandshakes() {
+    rlimit rl{};
+    const size_t files = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<size_t>(rl.rlim_cur) : 1024;
+    return std::clamp<size_t>(files / 4, kMaxHandshakes, 4 * kMaxHandshakes);
+}
 constexpr uint32_t kHandshakeTimeoutMs = 10000;
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
 // Windows providers return (COMPAT-NOTES).

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cm_socket.h"
 #include "soft_limits.h"
 
 namespace soft {
@@ -18,16 +19,12 @@ namespace kit = opennd::kit;
 
 TcpLink::~TcpLink() {
     if (fd < 0) return;
-    // A stream shut down in order (Disconnect: FIN after the last byte)
-    // whose bytes the peer has not all acknowledged yet closes in order too:
-    // a reset would drop Sends that already completed here (COMPAT).
-    tcp_info info{};
-    socklen_t len = sizeof info;
+    // A stream Disconnect shut down in order whose bytes the peer has not
+    // all acknowledged yet closes in order too: a reset would drop Sends
+    // that already completed here (COMPAT). Any other ends with a reset.
     int unacked = 0;
-    const bool ending_in_order = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
-                                 (info.tcpi_state == TCP_FIN_WAIT1 || info.tcpi_state == TCP_CLOSING ||
-                                  info.tcpi_state == TCP_LAST_ACK) &&
-                                 ioctl(fd, TIOCOUTQ, &unacked) == 0 && unacked > 0;
+    const bool ending_in_order = ordered_end.load() && ioctl(fd, TIOCOUTQ, &unacked) == 0 && unacked > 0;
+    EndsSoon(fd);
     if (abortive_close && !ending_in_order) {
         linger l{1, 0};
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
@@ -81,16 +78,14 @@ HRESULT ConnectError(int err) {
 }  // namespace
 
 int RebindPort(const kit::IpAddress &local) {
-    int fd = socket(local.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
+    HRESULT hr;
+    kit::IpAddress bound;
+    return ReservePort(local, &bound, &hr);  // passes over the old socket, which has SO_REUSEADDR (EndsSoon)
+}
+
+void EndsSoon(int fd) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (local.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    if (bind(fd, local.sa(), local.length()) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
 }
 
 uint32_t TcpTimeoutMs() {
@@ -123,10 +118,6 @@ void TcpTune(int fd) {
 
 HRESULT TcpConnect(int fd, const kit::IpAddress &dest) {
     TcpTune(fd);
-    // So that a refused or rejected attempt can bind the port again while
-    // this socket winds down (RebindPort).
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (connect(fd, dest.sa(), dest.length()) == 0) return ND_SUCCESS;
     return ConnectError(errno);
 }

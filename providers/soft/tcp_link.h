@@ -5,6 +5,8 @@
 // the stream (the socket stays owned here).
 #pragma once
 
+#include <atomic>
+
 #include <sys/socket.h>
 
 #include <memory>
@@ -23,6 +25,9 @@ struct TcpLink {
     // whatever was not confirmed, and a TIME_WAIT would keep the ND port
     // (a listener's, a connector's) from being bound again for a minute.
     bool abortive_close = false;
+    // Disconnect shut the stream down in order (FIN after the last byte):
+    // the close stays in order while the peer has not acknowledged them all.
+    std::atomic<bool> ordered_end{false};
     // Initiator: how long after the MPA reply nothing may be sent (Linux 6.1
     // siw as a server misses data that arrives within ~0.3 s of its reply).
     uint32_t hold_ms = 0;
@@ -51,10 +56,14 @@ bool UseTcp(bool dest_is_local);
 HRESULT TcpConnect(int fd, const opennd::kit::IpAddress &dest);
 // The outcome of a connect that was in progress: ND_SUCCESS, ND_PENDING, or why it failed.
 HRESULT TcpConnectResult(int fd);
-// Binds `local` again after a failed attempt spent the socket that held it.
-// A socket that connected may linger in TIME_WAIT: SO_REUSEADDR on this one
-// only (an application's own Bind of the port still conflicts with it).
+// A connector's port again, after its attempt failed: the attempt's socket
+// may still be winding down; it was marked EndsSoon, so the new
+// reservation passes over it (ReservePort), and over nothing live.
 int RebindPort(const opennd::kit::IpAddress &local);
+// Marks a socket whose connection is ending (SO_REUSEADDR): the TIME_WAIT
+// it may leave does not hold its port from the next Bind. Live sockets never
+// have it, so a Bind still finds their port taken.
+void EndsSoon(int fd);
 // How long a peer may leave our data unacknowledged, or a connection idle
 // without answering keepalives, before the connection counts as broken
 // (network cut, host gone): OPENND_SOFT_TCP_TIMEOUT_MS, default 15000.

@@ -422,6 +422,7 @@ void TcpPath::Shutdown(int timeout_ms) {
         poll(&p, 1, 50);
         PumpLocked();
     }
+    EndsSoon(fd_);  // the TIME_WAIT this may leave does not hold the port
     shutdown(fd_, SHUT_WR);
 }
 

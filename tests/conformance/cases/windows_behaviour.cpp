@@ -152,6 +152,15 @@ TEST_P(Connection, ASecondBindListenOrConnectFailsAsOnWindows) {
     EXPECT_ND(ND_CONNECTION_ACTIVE,
               c.connector->Connect(other.qp.get(), p.dest.sa(), p.dest.length(), 8, 8, nullptr, 0, &again))
         << "Connect while connected";
+    // The port a live connection holds is refused to anyone else.
+    IpAddress held = ConnectorLocalAddress(c.connector.get(), &hr);
+    ASSERT_ND(ND_SUCCESS, hr);
+    EXPECT_ND(kAddressAlreadyAssociated, other.connector->Bind(held.sa(), held.length()))
+        << "another connector on a connected connector's port";
+    Ref<IND2Listener> l2;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l2.pv()));
+    EXPECT_ND(kAddressAlreadyAssociated, l2->Bind(held.sa(), held.length()))
+        << "a listener on a connected connector's port";
 }
 
 // COMPAT: the active side's process exits after its Connect completed and
