@@ -436,9 +436,26 @@ OPENND_INLINE PVOID InterlockedCompareExchangePointer(PVOID volatile *Destinatio
 }
 OPENND_EXTERN_C_END
 
-/* A full memory barrier, and the pause of a spin-wait loop. */
+/* A full memory barrier, and the pause of a spin-wait loop. Under
+ * ThreadSanitizer, which does not model fences, a sequentially consistent
+ * read-modify-write (also a full barrier) stands in for the fence. */
+#if defined(__SANITIZE_THREAD__)
+#define OPENND_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OPENND_TSAN 1
+#endif
+#endif
 #ifndef MemoryBarrier
+#ifdef OPENND_TSAN
+OPENND_INLINE void OpenNdMemoryBarrier(void) {
+    static volatile long fence_word;
+    __atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST);
+}
+#define MemoryBarrier() OpenNdMemoryBarrier()
+#else
 #define MemoryBarrier() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 #endif
 #ifndef YieldProcessor
 #if defined(__x86_64__) || defined(__i386__)
