@@ -17,9 +17,6 @@ namespace kit = opennd::kit;
 
 namespace {
 
-// The ND v1 adapter interface (ND2-SPEC Appendix B).
-constexpr GUID kIID_INDAdapter = {0xA023C5A0, 0x5B73, 0x43BC, {0x8D, 0x20, 0x33, 0xAA, 0x07, 0xE9, 0x51, 0x0F}};
-
 // NdCheckAddress validation (also used by NdOpenAdapter, D20).
 HRESULT ValidateAddress(const sockaddr *sa, SIZE_T cb) {
     if (!sa || cb < sizeof(sockaddr) || cb > UINT32_MAX) return ND_INVALID_PARAMETER_2;  // ND's ULONG is 32 bits
@@ -147,7 +144,7 @@ OPENND_API HRESULT NdOpenAdapter(REFIID iid, const sockaddr *pAddress, SIZE_T cb
     f.RefreshLocked();
     // IID_INDAdapter asks for a v1 adapter: only v1 providers may answer, and
     // OpenND loads none (R158).
-    if (iid == kIID_INDAdapter) return ND_INVALID_ADDRESS;
+    if (iid == IID_INDAdapter) return ND_INVALID_ADDRESS;
     hr = ND_INVALID_ADDRESS;
     // Every entry whose IP matches, in list order: another provider may serve
     // the same IP if the first cannot open it.

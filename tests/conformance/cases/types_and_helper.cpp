@@ -175,16 +175,13 @@ TEST(Helper, ResolveAddressGivesLocalAddressWithPortZero) {  // COMPAT
     }
 }
 
-// A v1 adapter IID (Appendix B).
-constexpr GUID kIID_INDAdapter = {0xA023C5A0, 0x5B73, 0x43BC, {0x8D, 0x20, 0x33, 0xAA, 0x07, 0xE9, 0x51, 0x0F}};
-
 TEST(Helper, OpenAdapterRoutesByVersionR158) {
     IpAddress a = PrimaryAddress();
     Ref<IND2Adapter> adapter;
     EXPECT_ND(ND_SUCCESS, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.pv()));
     // IID_INDAdapter goes to v1 providers only; none serves this address.
     Ref<IUnknown> v1;
-    EXPECT_ND(ND_INVALID_ADDRESS, NdOpenAdapter(kIID_INDAdapter, a.sa(), a.length(), v1.pv()));
+    EXPECT_ND(ND_INVALID_ADDRESS, NdOpenAdapter(IID_INDAdapter, a.sa(), a.length(), v1.pv()));
 }
 
 }  // namespace
