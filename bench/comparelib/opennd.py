@@ -9,7 +9,7 @@ ndperf --json prints a list of rows: {"test", "mode", "size", "qps",
 "rate_per_s", "transport", "data_path", ...}; one-connection bandwidth rows
 add "gbps_median" (median of the window rounds, used as the figure) and
 "working_set"; "mr" rows add "dereg_*",
-"connect" rows "inflight". The opennd_benchlib document ({"results": [...]})
+"connect" rows "inflight", write_lat rows "signaled". The opennd_benchlib document ({"results": [...]})
 is read too. Without bin/ndperf the runner returns nothing."""
 
 import json
@@ -48,6 +48,8 @@ def _ndperf(s, exe, args, what, kind, size):
 
 def _suffix(path, r):
     parts = [path]
+    if r.get("signaled"):
+        parts.append("signaled")
     if r.get("mode") == "blocking":
         parts.append("blocking")
         if r.get("spin_us", -1) > 0:
@@ -134,6 +136,10 @@ def ndperf_runner(s):
         paths.append((path, t))
         take(["--local", "-t", LATENCY_TESTS, "-S", lat] + n_lat(path) + t, f"{path} latency", "latency",
              s.lat_sizes[0], path)
+        # perftest's ib_write_lat order: each Write signaled and reaped, so
+        # the program polls its CQ and then waits on memory the provider fills.
+        take(["--local", "-t", "write_lat", "--signaled", "-S", lat] + n_lat(path) + t, f"{path} signaled Write",
+             "latency", s.lat_sizes[0], path)
         for size in s.bw_sizes:  # one run per size: iterations by the byte budget
             take(["--local", "-t", BANDWIDTH_TESTS, "-S", str(size), "-n", n_bw(path, size)] + t,
                  f"{path} bandwidth", "bandwidth", size, path)

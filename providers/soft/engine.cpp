@@ -1,6 +1,7 @@
 #include "engine.h"
 
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ std::shared_ptr<Engine> Engine::Create() {
     // obvious. Read per engine (per adapter), not once per process, so a test
     // can set it for the adapters it opens whatever ran before it.
     if (const char *s = getenv("OPENND_SOFT_ARMED_POLL_MS"); s && *s) loop.armed_poll_ms = std::max(1, std::atoi(s));
+    if (const char *s = getenv("OPENND_SOFT_PARK_MS"); s && *s) loop.park_ms = std::max(1, std::atoi(s));
     loop.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (loop.wake_fd < 0 || loop.epoll_fd < 0) return nullptr;
@@ -65,33 +67,63 @@ constexpr uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 
 void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, kStreamEvents); }
 
-void Engine::Park(int fd) {
+namespace {
+uint64_t SteadyNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
+void Engine::Park(int fd, std::shared_ptr<const std::atomic<uint64_t>> polled) {
     std::lock_guard<std::mutex> lock(mu_);  // with the MOD: Unwatch (and a reuse of fd) cannot come between
-    if (!watched_.count(fd) || std::find(parked_.begin(), parked_.end(), fd) != parked_.end()) return;
-    parked_.push_back(fd);
+    if (!watched_.count(fd) ||
+        std::any_of(parked_.begin(), parked_.end(), [fd](const ParkedStream &p) { return p.fd == fd; }))
+        return;
+    const uint64_t seen = polled->load(std::memory_order_relaxed);
+    parked_.push_back({fd, std::move(polled), seen, kParkLookNs, SteadyNs() + kParkLookNs});
     epoll_event ev{};
     ev.events = EPOLLET;  // edge-triggered even for hang-ups: reported once, not in a loop
     ev.data.fd = fd;
     epoll_ctl(loop_->epoll_fd, EPOLL_CTL_MOD, fd, &ev);
 }
 
-// Watches parked streams again and calls their watchers: whatever came
+// A stream whose application polled since the last look stays parked and
+// is looked at again after twice the interval (at most the park time);
+// the others are watched again and their watchers called: whatever came
 // while they were parked is looked at now (re-arming an edge-triggered fd
 // that is ready reports it, too).
-void Engine::UnparkAll() {
+uint64_t Engine::LookAtParked(uint64_t now) {
     std::vector<int> fds;
+    uint64_t next = 0;
     {
         std::lock_guard<std::mutex> lock(mu_);
-        fds.swap(parked_);
-        for (int fd : fds) {
-            if (!watched_.count(fd)) continue;
-            epoll_event ev{};
-            ev.events = kStreamEvents;
-            ev.data.fd = fd;
-            epoll_ctl(loop_->epoll_fd, EPOLL_CTL_MOD, fd, &ev);  // under mu_: Unwatch cannot interleave
-        }
+        const uint64_t most = static_cast<uint64_t>(loop_->park_ms) * 1000000;
+        std::erase_if(parked_, [&](ParkedStream &p) {
+            if (now < p.next_look_ns) {
+                next = next ? std::min(next, p.next_look_ns) : p.next_look_ns;
+                return false;
+            }
+            const uint64_t polled = p.polled->load(std::memory_order_relaxed);
+            if (polled != p.seen) {  // still polling
+                p.seen = polled;
+                p.interval_ns = std::min(p.interval_ns * 2, std::max(most, kParkLookNs));
+                p.next_look_ns = now + p.interval_ns;
+                next = next ? std::min(next, p.next_look_ns) : p.next_look_ns;
+                return false;
+            }
+            if (watched_.count(p.fd)) {
+                epoll_event ev{};
+                ev.events = kStreamEvents;
+                ev.data.fd = p.fd;
+                epoll_ctl(loop_->epoll_fd, EPOLL_CTL_MOD, p.fd, &ev);  // under mu_: Unwatch cannot interleave
+                fds.push_back(p.fd);
+            }
+            return true;
+        });
     }
     for (int fd : fds) Dispatch(fd);
+    return next;
 }
 
 void Engine::Add(int fd, Watched *w, uint32_t events) {
@@ -121,7 +153,7 @@ void Engine::Unwatch(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     watched_.erase(fd);
-    std::erase(parked_, fd);
+    std::erase_if(parked_, [fd](const ParkedStream &p) { return p.fd == fd; });
 }
 
 void Engine::AddPollable(Pollable *p) {
@@ -239,9 +271,36 @@ void Engine::Dispatch(int fd) {
     }
 }
 
+// epoll_wait for up to timeout_ms; while streams are parked, in steps to
+// their next looks (LookAtParked). Holds the engine only for the looks.
+int Engine::Wait(const std::weak_ptr<Engine> &weak, Loop &loop, epoll_event *events, int timeout_ms) {
+    const uint64_t until = SteadyNs() + static_cast<uint64_t>(timeout_ms) * 1000000;
+    for (;;) {
+        uint64_t now = SteadyNs(), next = 0;
+        if (now >= until) return 0;
+        if (std::shared_ptr<Engine> e = weak.lock()) next = e->LookAtParked(now);
+        if (loop.stop.load()) return 0;  // (that may have been the last reference)
+        if (next == 0) break;
+        now = SteadyNs();
+        const uint64_t step = std::min(until, std::max(next, now)) - std::min(now, until);
+        timespec ts{static_cast<time_t>(step / 1000000000), static_cast<long>(step % 1000000000)};
+        int n = epoll_pwait2(loop.epoll_fd, events, kMaxEvents, &ts, nullptr);
+        if (n < 0 && errno == ENOSYS) break;  // a kernel before 5.11: milliseconds
+        if (n != 0 || loop.stop.load()) return n;
+    }
+    const uint64_t now = SteadyNs();
+    int left = now >= until ? 0 : static_cast<int>((until - now + 999999) / 1000000);
+    if (std::shared_ptr<Engine> e = weak.lock()) {
+        std::lock_guard<std::mutex> lock(e->mu_);
+        if (!e->parked_.empty()) left = std::min(left, loop.park_ms);  // (no epoll_pwait2)
+    }
+    return epoll_wait(loop.epoll_fd, events, kMaxEvents, left);
+}
+
 void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
+    // The park looks sleep from kParkLookNs: not the default 50 us of slack on top.
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     bool armed = false;
-    auto next_unpark = std::chrono::steady_clock::now();
     while (!loop->stop.load()) {
         {
             std::shared_ptr<Engine> e = weak.lock();
@@ -255,20 +314,16 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
             armed = now_armed;
         }  // may run ~Engine here (it sets stop and detaches this thread)
         if (loop->stop.load()) return;
-        epoll_event events[16];
+        epoll_event events[kMaxEvents];
         // While armed, a timeout bounds how late a send timeout is noticed; a
         // lost wake-up would show as this delay (Loop::armed_poll_ms).
         int timeout = armed ? loop->armed_poll_ms : 1000;
         {
             std::shared_ptr<Engine> e = weak.lock();
             if (e && e->timers_.load() > 0) timeout = std::min(timeout, 10);
-            if (e) {
-                std::lock_guard<std::mutex> lock(e->mu_);
-                if (!e->parked_.empty()) timeout = std::min(timeout, kParkMs);
-            }
         }  // (may run ~Engine, as above)
         if (loop->stop.load()) return;
-        int n = epoll_wait(loop->epoll_fd, events, 16, timeout);
+        int n = Wait(weak, *loop, events, timeout);
         if (n < 0 && errno != EINTR) return;
         if (loop->stop.load()) return;
         std::shared_ptr<Engine> e = weak.lock();
@@ -288,10 +343,7 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
             again.swap(e->redispatch_);
         }
         for (int fd : again) e->Dispatch(fd);
-        if (std::chrono::steady_clock::now() >= next_unpark) {
-            e->UnparkAll();
-            next_unpark = std::chrono::steady_clock::now() + std::chrono::milliseconds(kParkMs);
-        }
+        e->LookAtParked(SteadyNs());  // (without epoll_pwait2, the only looks)
     }
 }
 

@@ -26,6 +26,8 @@
 #include "connection.h"
 #include "mr_table.h"
 
+struct epoll_event;
+
 namespace soft {
 
 // Something with a CM socket the progress thread watches.
@@ -90,11 +92,18 @@ public:
     // watch fires once).
     void Redispatch(int fd);
     // A stream whose application is busy polling (it reads the socket
-    // itself): stop waking the progress thread for it. Within kParkMs the
-    // progress thread watches it again and calls its watcher, which may
-    // park it again. Progress thread only.
-    void Park(int fd);
-    static constexpr int kParkMs = 1;
+    // itself): stop waking the progress thread for it. `polled` is the
+    // time of the application's last poll (NowNs). The progress thread
+    // looks at it kParkLookNs later, then at twice the last interval, up
+    // to the park time (1 ms; OPENND_SOFT_PARK_MS, which tests raise to
+    // make a wrong park show): while the application polls, the stream
+    // stays parked; at the first look that finds no poll since the one
+    // before, it is watched again and its watcher called, which may park
+    // it again. An application that polled briefly and stopped (to wait on
+    // memory a Write fills) gets its data within about 2 x kParkLookNs.
+    // Progress thread only.
+    void Park(int fd, std::shared_ptr<const std::atomic<uint64_t>> polled);
+    static constexpr uint64_t kParkLookNs = 50 * 1000;
     // While any timer is registered the progress thread passes every few
     // milliseconds (a hold that must end on time).
     void AddTimer() {
@@ -114,16 +123,20 @@ private:
         int wake_fd = -1;
         int epoll_fd = -1;
         int armed_poll_ms = 200;  // OPENND_SOFT_ARMED_POLL_MS when the engine was created
+        int park_ms = 1;          // OPENND_SOFT_PARK_MS, likewise (Park)
         std::atomic<bool> stop{false};
         ~Loop();
     };
     Engine() = default;
     static void Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop);
+    static constexpr int kMaxEvents = 16;
+    static int Wait(const std::weak_ptr<Engine> &weak, Loop &loop, ::epoll_event *events, int timeout_ms);
     bool AnyArmed();
     void PollAll(bool armed_changed, bool armed);
     void Dispatch(int fd);
     void Add(int fd, Watched *w, uint32_t events);
-    void UnparkAll();
+    // The looks due at `now` (Park); 0, or when the next one is due.
+    uint64_t LookAtParked(uint64_t now);
     // The pollables still alive, each with a reference the caller drops (Unref).
     std::vector<Pollable *> LivePollables();
 
@@ -140,7 +153,13 @@ private:
     std::vector<Pollable *> passing_;  // a multiset: barriers may overlap
     std::unordered_map<int, Watched *> watched_;
     std::vector<int> redispatch_;  // requires mu_
-    std::vector<int> parked_;      // requires mu_
+    struct ParkedStream {
+        int fd;
+        std::shared_ptr<const std::atomic<uint64_t>> polled;
+        uint64_t seen;  // *polled at the last look
+        uint64_t interval_ns, next_look_ns;
+    };
+    std::vector<ParkedStream> parked_;  // requires mu_
     std::vector<Pollable *> pollables_;
     std::atomic<bool> armed_{false};
     std::atomic<int> timers_{0};

@@ -297,6 +297,8 @@ iwarp::TaggedCheck TcpPath::CheckTagged(uint32_t stag, uint64_t to, uint32_t len
         }
         return to <= room && len <= room - to ? iwarp::TaggedCheck::Ok : iwarp::TaggedCheck::BaseBounds;
     }
+    if (!one_sided_last_.load(std::memory_order_relaxed))
+        one_sided_last_.store(true, std::memory_order_relaxed);  // see Progress: no parking
     switch (env_.engine->mrs().CheckRemote(stag, to, len,
                                            access == iwarp::Access::RemoteWrite ? kRightRemoteWrite : kRightRemoteRead,
                                            env_.qp_id)) {
@@ -353,6 +355,8 @@ size_t TcpPath::TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, iwar
 }
 
 bool TcpPath::ReceiveUsable(uint64_t id) {
+    if (one_sided_last_.load(std::memory_order_relaxed))
+        one_sided_last_.store(false, std::memory_order_relaxed);  // a Send: parking may resume (Progress)
     // Checked at post time; looked at again before every segment is placed:
     // the application may have deregistered the memory since (and freed it).
     for (size_t i = 0; i < recvs_.size(); ++i) {

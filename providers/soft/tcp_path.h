@@ -79,10 +79,15 @@ public:
     // thread holds the lock, that thread makes the pass as it lets go, so
     // no event is lost. Otherwise the application polling: a pass already
     // under way is enough.
-    // `may_park`: a socket event, and the application polled this path in
-    // the last kBusyPollNs: it will read the socket itself, so the progress
+    // `may_park`: a socket event, and the application is polling this path
+    // (AppPolling): it will read the socket itself, so the progress
     // thread stops being woken for it for a while (Engine::Park) instead of
-    // taking a core from a spinning application (2-core machines).
+    // taking a core from a spinning application (2-core machines). Not
+    // when the peer's last message was a Write or a Read of our memory
+    // (one_sided_last_): those complete nothing here, so the application
+    // has no reason to poll for the next one; it may be spinning on the
+    // memory a Write fills (issue #26). A Send resets it: an application
+    // waiting for Sends polls, and its polls place the Writes before them.
     Event Progress(bool from_engine, bool may_park = false);
     void Release();  // CompleteConnect: the RTR and data may go
     bool established();
@@ -162,12 +167,16 @@ private:
         TcpPath &p_;
     };
     void Unlock();
+    bool AppPolling() const;  // see Progress (may_park)
 
     const Env env_;
     const int fd_;
     std::mutex mu_;
     std::atomic<uint32_t> pass_wanted_{0};  // non-zero: a pass was asked for
-    std::atomic<uint64_t> app_poll_ns_{0};  // when the application last polled
+    // When the application last polled (NowNs); shared with the engine's
+    // list of parked streams, which may outlive this path.
+    const std::shared_ptr<std::atomic<uint64_t>> app_poll_ns_ = std::make_shared<std::atomic<uint64_t>>(0);
+    std::atomic<bool> one_sided_last_{false};  // the peer's last message Wrote or Read our memory (Progress)
     std::atomic<bool> closed_flag_{false};  // closed_, readable without mu_
     iwarp::Engine engine_;
     std::vector<uint8_t> held_;  // read, not yet consumed (the engine stalled)

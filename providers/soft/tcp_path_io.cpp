@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "core_log.h"
+#include "opennd/kit/spin_lock.h"
 #include "queue_pair.h"
 #include "soft_limits.h"
 #include "srq.h"
@@ -22,6 +23,7 @@ uint64_t NowMs();
 namespace {
 constexpr size_t kPullBudget = 1024 * 1024;
 constexpr uint64_t kBusyPollNs = 200 * 1000;
+constexpr uint64_t kWatchNs = 5 * 1000;  // see AppPolling
 constexpr uint64_t kTxRetryNs = 10 * 1000;  // see WriteSocketLocked
 
 uint64_t NowNs() {
@@ -33,9 +35,9 @@ uint64_t NowNs() {
 
 TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
     if (!from_engine) {
-        app_poll_ns_.store(NowNs(), std::memory_order_relaxed);
-    } else if (may_park && NowNs() - app_poll_ns_.load(std::memory_order_relaxed) < kBusyPollNs) {
-        env_.engine->Park(fd_);  // back within Engine::kParkMs, to look again
+        app_poll_ns_->store(NowNs(), std::memory_order_relaxed);
+    } else if (may_park && !one_sided_last_.load(std::memory_order_relaxed) && AppPolling()) {
+        env_.engine->Park(fd_, app_poll_ns_);  // back within the park time, to look again
         return closed_flag_.load(std::memory_order_acquire) ? Event::Closed : Event::None;
     }
     if (!mu_.try_lock()) {
@@ -55,6 +57,23 @@ TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
                       : (!was_established && engine_.established() ? Event::Established : Event::None);
     Unlock();
     return e;
+}
+
+// True if the application is polling this path now: it polled in the last
+// kBusyPollNs and polls again within kWatchNs, so it will read the socket
+// itself. One that polled and then stopped (to wait on memory a Write
+// fills, to sleep, or preempted by this thread) does not, and the progress
+// thread does the work at once. Watching costs this thread a few
+// microseconds at most, once per park time while the application polls.
+bool TcpPath::AppPolling() const {
+    const uint64_t last = app_poll_ns_->load(std::memory_order_relaxed);
+    const uint64_t now = NowNs();
+    if (now - last >= kBusyPollNs) return false;
+    for (const uint64_t until = now + kWatchNs; NowNs() < until;) {
+        if (app_poll_ns_->load(std::memory_order_relaxed) != last) return true;
+        opennd::kit::CpuRelax();
+    }
+    return false;
 }
 
 // Lets go of mu_; if another thread asked for a pass meanwhile (it found the

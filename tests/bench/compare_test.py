@@ -246,7 +246,7 @@ class QuickNdperfRun(unittest.TestCase):
         kinds = {r["kind"] for r in records}
         self.assertEqual(kinds, {"latency", "bandwidth", "msgrate", "registration", "connect"})
         labels = {r["label"] for r in records}
-        for want in ("OpenND send (shm)", "OpenND write (copy)", "OpenND send (shm, blocking)",
+        for want in ("OpenND send (shm)", "OpenND write (copy)", "OpenND write (shm, signaled)", "OpenND send (shm, blocking)",
                      "OpenND write (shm, 4 QPs, 2 threads)", "OpenND Register (2 threads)"):
             self.assertIn(want, labels)
         self.assertIn("| OpenND read (copy) |", md)

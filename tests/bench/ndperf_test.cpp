@@ -103,6 +103,34 @@ TEST(Ndperf, EveryTestOnOneConnection) {
     for (const Json &r : rows) EXPECT_EQ(r["mode"].string, "polling");
 }
 
+// write_lat with each Write signaled and its completion reaped (perftest's
+// order), in polling and blocking mode, on the default path and over TCP,
+// between tests on the same connection: a completion left over or missing
+// fails or hangs the next one (every wait is bounded).
+TEST(Ndperf, SignaledWriteLatency) {
+    for (const char *transport : {"shm", "tcp"})
+        for (bool blocking : {false, true}) {
+            std::vector<std::string> args{"--local", "-t", "write_lat,send_lat,write_lat", "-S", "8,4K", "-n", "100",
+                                          "--signaled", "--transport", transport};
+            if (blocking) args.push_back("-b");
+            auto rows = Rows(args);
+            std::multiset<std::tuple<std::string, double, double>> want;
+            for (double s : {8.0, 4096.0}) {
+                want.insert({"write_lat", s, 1.0});
+                want.insert({"write_lat", s, 1.0});
+                want.insert({"send_lat", s, 1.0});
+            }
+            EXPECT_EQ(Keys(rows), want) << transport << " blocking " << blocking;
+            for (const Json &r : rows) {
+                if (r["test"].string == "write_lat")
+                    EXPECT_TRUE(r["signaled"].boolean);
+                else
+                    EXPECT_FALSE(r.Has("signaled"));
+            }
+        }
+    for (const Json &r : Rows({"--local", "-t", "write_lat", "-S", "8", "-n", "50"})) EXPECT_FALSE(r["signaled"].boolean);
+}
+
 // send_lat in either order of posting (the next receive after the answer,
 // or before it with --recv-first), between tests that post receives of
 // their own: a receive left over, or one missing, fails or hangs the next

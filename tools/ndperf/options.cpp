@@ -162,6 +162,7 @@ Options ParseOptions(int argc, char **argv, std::string *connect_to) {
         else if (a == "--max-seconds") o.max_seconds = std::max(0.1, std::strtod(value().c_str(), nullptr));
         else if (a == "-b" || a == "--blocking") o.blocking = true;
         else if (a == "--recv-first") o.recv_first = true;
+        else if (a == "--signaled") o.signaled = true;
         else if (a == "--spin-us") o.spin_us = static_cast<int>(ParseCount(value(), 0));
         else if (a == "--json") o.json = true;
         else if (a == "--progress") o.progress = 1;

@@ -45,6 +45,10 @@ struct Options {
     // send_lat: post the receive for the next message before answering (as
     // perftest does) instead of after (as ucx_perftest's tag_lat does).
     bool recv_first = false;
+    // write_lat: every Write is signaled and its completion reaped before
+    // waiting for the peer's Write (perftest's ib_write_lat order), so the
+    // program polls its CQ between Writes. Default: silent Writes, no poll.
+    bool signaled = false;
     bool json = false;
     int progress = -1;  // -1: when stderr is a terminal
     int port_fd = -1;   // --local child: where to report the port
@@ -59,6 +63,7 @@ struct Result {
     uint32_t iters = 0;
     bool blocking = false;
     bool recv_first = false;  // send_lat: Options::recv_first
+    bool signaled = false;    // write_lat: Options::signaled
     bool loop = false;  // both endpoints in one process, one thread (ndperf loop)
     uint32_t qps = 1, threads = 1;
     uint32_t inflight = 0;  // connect: connections at once
@@ -92,8 +97,10 @@ struct Control {
     uint32_t qps;      // connections in the data phase
     uint32_t threads;  // server threads for the data phase
     uint32_t working_set;
-    uint32_t recv_first;  // send_lat: Options::recv_first
+    uint32_t order;  // kOrder* bits: Options::recv_first, Options::signaled
 };
+constexpr uint32_t kOrderRecvFirst = 1;
+constexpr uint32_t kOrderSignaled = 2;
 static_assert(sizeof(Control) == 40, "Control travels between ndperf client and server");
 constexpr uint32_t kControlMagic = 0x4E445046;  // "NDPF"
 constexpr uint32_t kDone = 0xFFFFFFFF;

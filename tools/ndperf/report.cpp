@@ -156,6 +156,7 @@ void PrintJson(const std::vector<Result> &results) {
         }
         if (r.inflight) std::printf("\"inflight\":%u,", r.inflight);
         if (r.test == "send_lat" && !r.loop) std::printf("\"recv_first\":%s,", r.recv_first ? "true" : "false");
+        if (r.test == "write_lat") std::printf("\"signaled\":%s,", r.signaled ? "true" : "false");
         if (!r.latency && r.window) std::printf("\"cq_mod\":%u,", r.cq_mod);
         if (!r.latency && r.window && r.qps == 1 && r.threads == 1 && s.median > 0) {
             // Median of the window rounds' rates, the statistic ndbaseline reports.

@@ -46,7 +46,7 @@ void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &
     case Test::SendLat:
         for (uint32_t i = 0; i < c.iters; ++i) {
             ep.NextOf(Nd2RequestTypeReceive, c.blocking);
-            if (c.recv_first) {  // perftest's order: the next message's receive, then the answer
+            if (c.order & kOrderRecvFirst) {  // perftest's order: the next message's receive, then the answer
                 if (i + 1 < c.iters) PostRecv(ep, data, 0, c.size);
                 PostSend(ep, data, 0, c.size, ND_OP_FLAG_SILENT_SUCCESS);
             } else {  // the answer first; the receive for message i + 2 (two stay posted ahead)
@@ -60,7 +60,12 @@ void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &
             char mark = static_cast<char>(i % 255 + 1);
             SpinForByte(data, c.size, mark);
             data.data()[slot + c.size - 1] = mark;
-            PostRdma(ep, true, data, slot, c.size, peer, 0, ND_OP_FLAG_SILENT_SUCCESS);
+            if (c.order & kOrderSignaled) {
+                PostRdma(ep, true, data, slot, c.size, peer, 0);
+                ep.NextOf(Nd2RequestTypeWrite, c.blocking);
+            } else {
+                PostRdma(ep, true, data, slot, c.size, peer, 0, ND_OP_FLAG_SILENT_SUCCESS);
+            }
         }
         break;
     default: break;  // Read latency: one-sided
@@ -114,7 +119,7 @@ int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connecto
         // send_lat: the first message's, and the second's unless the client
         // posts each before answering (ServeLatency).
         if (t == Test::SendLat) PostRecv(ep, data, 0, c.size);
-        if (t == Test::SendLat && !c.recv_first && c.iters > 1) PostRecv(ep, data, 0, c.size);
+        if (t == Test::SendLat && !(c.order & kOrderRecvFirst) && c.iters > 1) PostRecv(ep, data, 0, c.size);
         if (!IsLatency(t)) PrimeStreamServer(active, plan, &posted);
         BufferAd mine{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0};
         std::memcpy(ctrl.data() + kCtrlBytes, &mine, sizeof mine);
@@ -199,7 +204,8 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                                 StreamSlots(t, size, o.window, o.working_set), &data, {}};
                 ep.Register(data, plan.slot * plan.slots);
                 Control c{kControlMagic, static_cast<uint32_t>(t), size, total, o.window, o.blocking ? 1u : 0u,
-                          qps, threads, o.working_set, o.recv_first ? 1u : 0u};
+                          qps, threads, o.working_set,
+                          (o.recv_first ? kOrderRecvFirst : 0u) | (o.signaled ? kOrderSignaled : 0u)};
                 exchange(c, BufferAd{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0}, &plan.peer);
                 plan.cq_mod = IsLatency(t) ? 1 : o.cq_mod;
                 const BufferAd &peer = plan.peer;
@@ -213,6 +219,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                 res.iters = iters;
                 res.blocking = o.blocking;
                 res.recv_first = o.recv_first && t == Test::SendLat;
+                res.signaled = o.signaled && t == Test::WriteLat;
                 if (!IsLatency(t)) {
                     res.working_set = plan.slot * plan.slots;
                     res.window = plan.window;
@@ -252,7 +259,12 @@ int RunClient(const Options &o, std::vector<Result> *results) {
                     for (uint32_t i = 0; i < total; ++i) {
                         char mark = static_cast<char>(i % 255 + 1);
                         data.data()[slot + size - 1] = mark;
-                        PostRdma(ep, true, data, slot, size, peer, 0, ND_OP_FLAG_SILENT_SUCCESS);
+                        if (o.signaled) {
+                            PostRdma(ep, true, data, slot, size, peer, 0);
+                            ep.NextOf(Nd2RequestTypeWrite, o.blocking);
+                        } else {
+                            PostRdma(ep, true, data, slot, size, peer, 0, ND_OP_FLAG_SILENT_SUCCESS);
+                        }
                         SpinForByte(data, size, mark);
                         lap(i, 2.0);
                     }

@@ -281,5 +281,48 @@ TEST_P(Connection, AListenPortIsFreeAsSoonAsItsListenerIsReleased) {
     EXPECT_ND(kAddressAlreadyAssociated, held->Bind(same.sa(), same.length())) << "while the new listener holds it";
 }
 
+// COMPAT (#26): an RDMA Write is placed while the target makes no call into
+// the provider, right after it polled its CQ, as a program that waits on
+// the last byte of a Write does (perftest's ib_write_lat order; here each
+// Write follows a Send the target polled for). The Write must not wait for
+// the application's next poll. A provider whose progress thread leaves a
+// polling application's stream to it (ndsoft over TCP parks it) would show
+// a wrong guess as a stall of its park time, which the TCP runs raise to
+// 1 s (OPENND_SOFT_PARK_MS): past this case's 500 ms.
+TEST_P(RemoteAccess, AWriteLandsWhileTheTargetWaitsOnMemoryAfterPolling) {
+    constexpr int kRounds = 8;
+    constexpr size_t kLen = 64;
+    constexpr uint64_t kLandMs = 500;
+    Pair p;
+    ASSERT_EQ(p.Connect(node, addr), "");
+    p.rcq.pump = false;  // no poll of ours while we wait for the peer's answers
+    Mem ours(4096);
+    FillAntiPattern(ours.data(), kLen * kRounds, 60);  // every byte differs from what the Writes bring
+    ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));
+    PeerRegister(p.peer, "theirs", kLen, kAllRights, 60);
+    for (int i = 0; i < kRounds; ++i) {
+        ASSERT_ND(ND_SUCCESS, p.conn.PostReceive(ours, 2048, kLen));
+        PEER_OK(s, p.peer.Call(Msg("send").Set("c", 0).Set("mem", "theirs").Set("len", kLen).Set("seed", 60)));
+        ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeReceive)) << "round " << i;
+        ND2_RESULT none;
+        for (int k = 0; k < 1000; ++k) ASSERT_EQ(p.rcq->GetResults(&none, 1), 0u);  // polling, as a program does
+        const size_t at = kLen * i;
+        PEER_OK(w, p.peer.Call(Msg("write").Set("c", 0).Set("mem", "theirs").Set("len", kLen)
+                                   .Set("raddr", ours.addr() + at).Set("rtoken", ours.remote_token())
+                                   .Set("ctx", i + 1).Set("flags", ND_OP_FLAG_SILENT_SUCCESS)));
+        ASSERT_ND(ND_SUCCESS, ST(w, "hr"));
+        const volatile auto *last = reinterpret_cast<const volatile uint8_t *>(ours.data() + at + kLen - 1);
+        const uint64_t start = NowMs();
+        while (*last != PatternByte(60, kLen - 1) && NowMs() - start < kLandMs) {
+        }
+        ASSERT_EQ(*last, PatternByte(60, kLen - 1))
+            << "round " << i << ": the Write was not placed within " << kLandMs
+            << " ms while the application made no call (it waits for the next poll)";
+        EXPECT_EQ(CheckPattern(ours.data() + at, kLen, 60), "") << "round " << i;
+    }
+    PEER_OK(r, p.peer.Call(Msg("reap").Set("c", 0).Set("n", kRounds).Set("ms", 5000)));
+    EXPECT_EQ(r.U64("count"), static_cast<uint64_t>(kRounds)) << "the peer's Sends";
+}
+
 }  // namespace
 }  // namespace ndc
