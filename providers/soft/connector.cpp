@@ -13,6 +13,8 @@
 #include "srq.h"
 
 namespace soft {
+
+uint64_t NowMs();
 namespace kit = opennd::kit;
 namespace {
 
@@ -267,6 +269,8 @@ HRESULT Connector::AcceptSentLocked(QueuePair *qp, bool sent, OVERLAPPED *ov) {
     qp_ = kit::ComPtr<QueuePair>(qp, true);
     accept_ov_ = ov;
     state_ = State::Accepting;
+    accept_deadline_ms_ = NowMs() + AcceptTimeoutMs();
+    if (watched_fd_ >= 0) engine_->WakeAt(watched_fd_, accept_deadline_ms_);  // OnReadable looks
     return ND_PENDING;
 }
 

@@ -76,6 +76,7 @@ public:
 private:
     void OnFinalRelease() override;
     // requires mu_
+    void ReadCmLocked(int fd);
     void HandleMessageLocked(const CmMessage &m, int *fds, int nfds);
     void HandleClosedLocked();
     void AbandonLocked(HRESULT connect_status);
@@ -115,6 +116,7 @@ private:
     CmMessage peer_msg_{};
     ULONG inbound_ = 0, outbound_ = 0;  // negotiated read limits
     OVERLAPPED *connect_ov_ = nullptr, *accept_ov_ = nullptr;
+    uint64_t accept_deadline_ms_ = 0;  // Accepting: when it fails ND_IO_TIMEOUT (AcceptTimeoutMs)
     std::vector<OVERLAPPED *> notify_ovs_;
 };
 

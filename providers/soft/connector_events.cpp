@@ -13,6 +13,8 @@
 
 namespace soft {
 
+uint64_t NowMs();
+
 void Connector::Adopt(ConnRequest request) {
     std::lock_guard<std::mutex> lock(mu_);
     conn_ = std::move(request.conn);
@@ -35,7 +37,26 @@ void Connector::Adopt(ConnRequest request) {
 void Connector::OnReadable(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     if (fd != watched_fd_ || !conn_) return;
-    if (conn_->tcp) return OnTcpLocked();
+    if (conn_->tcp)
+        OnTcpLocked();
+    else
+        ReadCmLocked(fd);
+    // An initiator that never completes (never sends Ready, or the RTR)
+    // must not hold the Accept, its QP and channel for as long as it keeps
+    // the socket open (R: ND_IO_TIMEOUT "eventually"; lenient to slow ones).
+    if (state_ != State::Accepting) return;
+    if (NowMs() < accept_deadline_ms_) {
+        engine_->WakeAt(watched_fd_, accept_deadline_ms_);  // (a wake-up before it is due used it)
+        return;
+    }
+    OPENND_SOFT_LOG("the initiator did not complete the connection in %u ms: Accept fails", AcceptTimeoutMs());
+    OVERLAPPED *ov = EndAcceptLocked();
+    shutdown(fd, SHUT_RDWR);  // fd was watched_fd_: the initiator sees the end now, whoever holds it
+    conn_.reset();
+    requests_.Complete(ov, ND_IO_TIMEOUT);
+}
+
+void Connector::ReadCmLocked(int fd) {
     for (;;) {
         CmMessage m;
         int fds[3], nfds = 0;

@@ -13,6 +13,7 @@
 
 namespace soft {
 
+
 std::shared_ptr<Engine> Engine::Create() {
     // Each connection holds a socket: let a process have as many as it may
     // (1,000 connections must not run into the default soft limit of 1,024).
@@ -68,6 +69,13 @@ constexpr uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, kStreamEvents); }
 
 namespace {
+// NowMs's clock (queue_pair.cpp), which WakeAt times are read on.
+uint64_t CoarseMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+}
+
 uint64_t SteadyNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -126,6 +134,37 @@ uint64_t Engine::LookAtParked(uint64_t now) {
     return next;
 }
 
+void Engine::WakeAt(int fd, uint64_t at_ms) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = std::find_if(wake_at_.begin(), wake_at_.end(), [fd](const auto &w) { return w.first == fd; });
+        if (it == wake_at_.end())
+            wake_at_.emplace_back(fd, at_ms);
+        else
+            it->second = at_ms;  // one time per watcher
+    }
+    Kick();  // the progress thread's sleep may end later
+}
+
+int Engine::WakeDue(int most) {
+    std::vector<int> due;
+    uint64_t next = 0;
+    const uint64_t now = CoarseMs();
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::erase_if(wake_at_, [&](const std::pair<int, uint64_t> &w) {
+            if (now >= w.second) {
+                due.push_back(w.first);
+                return true;
+            }
+            next = next ? std::min(next, w.second) : w.second;
+            return false;
+        });
+    }
+    for (int fd : due) Dispatch(fd);
+    return next ? static_cast<int>(std::min<uint64_t>(next - now, static_cast<uint64_t>(most))) : most;
+}
+
 void Engine::Add(int fd, Watched *w, uint32_t events) {
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -154,6 +193,7 @@ void Engine::Unwatch(int fd) {
     epoll_ctl(loop_->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     watched_.erase(fd);
     std::erase_if(parked_, [fd](const ParkedStream &p) { return p.fd == fd; });
+    std::erase_if(wake_at_, [fd](const std::pair<int, uint64_t> &w) { return w.first == fd; });
 }
 
 void Engine::AddPollable(Pollable *p) {
@@ -321,6 +361,7 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
         {
             std::shared_ptr<Engine> e = weak.lock();
             if (e && e->timers_.load() > 0) timeout = std::min(timeout, 10);
+            if (e) timeout = e->WakeDue(timeout);
         }  // (may run ~Engine, as above)
         if (loop->stop.load()) return;
         int n = Wait(weak, *loop, events, timeout);

@@ -104,6 +104,11 @@ public:
     // Progress thread only.
     void Park(int fd, std::shared_ptr<const std::atomic<uint64_t>> polled);
     static constexpr uint64_t kParkLookNs = 50 * 1000;
+    // Calls fd's watcher once, as for a socket event, when NowMs() reaches
+    // at_ms: a watcher's own deadline (it looks at the time itself; a
+    // watcher may also be called earlier). One time per fd: a later call
+    // replaces it. Unwatch forgets it.
+    void WakeAt(int fd, uint64_t at_ms);
     // While any timer is registered the progress thread passes every few
     // milliseconds (a hold that must end on time).
     void AddTimer() {
@@ -137,6 +142,9 @@ private:
     void Add(int fd, Watched *w, uint32_t events);
     // The looks due at `now` (Park); 0, or when the next one is due.
     uint64_t LookAtParked(uint64_t now);
+    // Calls the watchers whose WakeAt time came; returns the milliseconds
+    // to the next one, at most `most`.
+    int WakeDue(int most);
     // The pollables still alive, each with a reference the caller drops (Unref).
     std::vector<Pollable *> LivePollables();
 
@@ -160,6 +168,7 @@ private:
         uint64_t interval_ns, next_look_ns;
     };
     std::vector<ParkedStream> parked_;  // requires mu_
+    std::vector<std::pair<int, uint64_t>> wake_at_;  // (fd, NowMs), requires mu_
     std::vector<Pollable *> pollables_;
     std::atomic<bool> armed_{false};
     std::atomic<int> timers_{0};

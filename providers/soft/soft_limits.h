@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 
 #include "ndspi.h"
 #include "posted_receive.h"
@@ -47,6 +48,15 @@ inline size_t HardHandshakes() {
     return std::clamp<size_t>(files / 4, kMaxHandshakes, 4 * kMaxHandshakes);
 }
 constexpr uint32_t kHandshakeTimeoutMs = 10000;
+// How long an Accept waits for the initiator to complete (its Ready, or
+// over TCP its RTR) before it fails ND_IO_TIMEOUT: 30 s, lenient to a slow
+// program (the SPI asks providers to be), bounded for one that never does.
+// OPENND_SOFT_ACCEPT_TIMEOUT_MS (read at each Accept: tests set it per case).
+inline uint32_t AcceptTimeoutMs() {
+    const char *s = std::getenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
+    const long v = s && *s ? std::atol(s) : 30000;
+    return static_cast<uint32_t>(std::clamp<long>(v, 10, 3600 * 1000));
+}
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
 // Windows providers return (COMPAT-NOTES).
 constexpr HRESULT kStatusBadNetworkName = static_cast<HRESULT>(0xC00000CCu);

@@ -256,6 +256,46 @@ TEST(HostilePeer, ARequestWhoseWakeIsNotAnEpollInstanceIsRefused) {
     NdCleanup();
 }
 
+// A client that gets our Accept and never sends Ready, holding its CM
+// socket open: the Accept fails ND_IO_TIMEOUT at the provider's deadline
+// (#25; shortened here) and its CM socket is closed; the listener then
+// still takes a well-behaved client.
+TEST(HostilePeer, AClientThatNeverSendsReadyFailsTheAcceptInTime) {
+    ASSERT_EQ(NdStartup(), S_OK);
+    setenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS", "300", 1);
+    {
+        opennd::kit::IpAddress local;
+        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+        nd_session::Endpoint server;
+        uint16_t port = 0;
+        ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
+        HostileClient client;
+        ASSERT_TRUE(client.SendRequest(port));
+        OVERLAPPED ov{};
+        ASSERT_EQ(server.Wait(server.listener, &ov, server.listener->GetConnectionRequest(server.connector, &ov)),
+                  ND_SUCCESS);
+        HRESULT hr = server.connector->Accept(server.qp, 8, 8, nullptr, 0, &ov);
+        ASSERT_EQ(hr, ND_PENDING);
+        EXPECT_EQ(client.Receive(), CmType::Accept);
+        const uint64_t start = nd_session::NowMs();
+        while ((hr = server.connector->GetOverlappedResult(&ov, FALSE)) == ND_PENDING &&
+               nd_session::NowMs() - start < 20000)
+            usleep(1000);
+        EXPECT_EQ(hr, ND_IO_TIMEOUT) << "an Accept waiting for a Ready that never comes";
+        EXPECT_TRUE(client.Closed()) << "the CM socket of the failed Accept stayed open";
+
+        nd_session::Endpoint again, good;
+        ASSERT_TRUE(again.OpenOn(server) && good.Open(local)) << again.error << good.error;
+        auto accepted = std::async(std::launch::async, [&] { return again.Accept(); });
+        opennd::kit::IpAddress dest = local;
+        opennd::kit::SetPort(dest.sa(), port);
+        EXPECT_TRUE(good.Connect(dest)) << good.error;
+        EXPECT_TRUE(accepted.get()) << again.error;
+    }
+    unsetenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
+    NdCleanup();
+}
+
 // A message that runs past the ring's end ends the connection; nothing of
 // it is read.
 TEST_F(HostileClientTest, AMessagePastTheRingEndEndsTheConnection) {

@@ -93,6 +93,7 @@ protected:
         unsetenv("OPENND_SOFT_TRANSPORT");
         unsetenv("OPENND_SOFT_MPA_CRC");
         unsetenv("OPENND_SOFT_TCP_TIMEOUT_MS");
+        unsetenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
         server_.reset();  // before NdCleanup
         NdCleanup();
     }
@@ -231,6 +232,33 @@ TEST_F(HostileTcpClient, ALivePeerThatStopsReadingEndsTheConnectionWithinTheTime
     }
     EXPECT_EQ(sends, kSends);
     EXPECT_EQ(accepted.Next(300).Status, ND_IO_TIMEOUT) << "a request completed twice";
+}
+
+// The handshake completes and the peer then never sends its RTR (it never
+// completes the connection) but keeps the socket open: the Accept fails
+// ND_IO_TIMEOUT at the provider's deadline (#25; shortened here), the
+// stream is closed, and the listener still serves a real client.
+TEST_F(HostileTcpClient, AnInitiatorThatNeverCompletesFailsTheAcceptInTime) {
+    setenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS", "300", 1);
+    Endpoint accepted;
+    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
+    auto accepting = std::async(std::launch::async, [&] {
+        OVERLAPPED ov{};
+        HRESULT hr = accepted.Wait(accepted.listener, &ov,
+                                   accepted.listener->GetConnectionRequest(accepted.connector, &ov));
+        if (hr != ND_SUCCESS) return hr;
+        if ((hr = accepted.connector->Accept(accepted.qp, 8, 8, nullptr, 0, &ov)) != ND_PENDING) return hr;
+        const uint64_t start = NowMs();  // its own wait: Endpoint::Wait answers ND_IO_TIMEOUT for itself
+        while ((hr = accepted.connector->GetOverlappedResult(&ov, FALSE)) == ND_PENDING && NowMs() - start < 20000)
+            usleep(1000);
+        return hr;
+    });
+    Socket s;
+    ASSERT_TRUE(Handshake(s, iwarp::MpaConfig{}));  // the provider's reply read; no RTR goes back
+    EXPECT_EQ(accepting.get(), ND_IO_TIMEOUT) << "an Accept waiting for an RTR that never comes";
+    unsetenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
+    EXPECT_TRUE(s.ClosedWithin(5000)) << "the stream of the failed Accept stayed open";
+    RealClientStillServed();
 }
 
 // RFC 5044: CRC is used when either side asks. The provider asks for none
