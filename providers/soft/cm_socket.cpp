@@ -180,6 +180,13 @@ pid_t CmPeerPid(int fd) {
     return cred.pid;
 }
 
+uid_t CmPeerUid(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return static_cast<uid_t>(-1);
+    return cred.uid;
+}
+
 CmMessage NewCmMessage(CmType type) {
     CmMessage m{};
     m.magic = kCmMagic;

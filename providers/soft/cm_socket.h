@@ -38,6 +38,8 @@ int CmRecv(int fd, CmMessage *m, int *fds, int *nfds);
 // claims: a peer naming another process (or us) would have our cross-memory
 // reads and writes aimed at that process.
 pid_t CmPeerPid(int fd);
+// The peer's uid when it connected (SO_PEERCRED), or (uid_t)-1.
+uid_t CmPeerUid(int fd);
 
 CmMessage NewCmMessage(CmType type);
 // Copies an application's private data into a CM message; false (nothing

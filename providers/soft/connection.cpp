@@ -1,6 +1,7 @@
 #include "connection.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -24,9 +25,19 @@ const volatile uint64_t g_probe_word = kProbeMagic;
 
 uint64_t ProbeAddress() { return reinterpret_cast<uint64_t>(&g_probe_word); }
 
-bool ProbeCma(pid_t pid, uint64_t address) {
+bool CmaGrantsNothing(uid_t peer_uid) {
+    const uid_t me = geteuid();
+    if (peer_uid != me) return false;
+    if (me == 0) return true;
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3]{};
+    if (syscall(SYS_capget, &header, caps) != 0) return false;  // not known: assume we hold it
+    return (caps[CAP_SYS_PTRACE / 32].effective & (1u << (CAP_SYS_PTRACE % 32))) == 0;
+}
+
+bool ProbeCma(pid_t pid, uid_t uid, uint64_t address) {
     const char *off = getenv("OPENND_SOFT_CMA");  // read per connection: tests switch it
-    if ((off && off[0] == '0') || address == 0) return false;
+    if ((off && off[0] == '0') || address == 0 || !CmaGrantsNothing(uid)) return false;
     uint64_t word = 0;
     iovec local{&word, sizeof word}, remote{reinterpret_cast<void *>(address), sizeof word};
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof word && word == kProbeMagic;

@@ -50,9 +50,18 @@ private:
 
 // The address peers probe to learn whether cross-memory attach works.
 uint64_t ProbeAddress();
-// True if this process can read the peer's memory with process_vm_readv
-// (false when forced off with OPENND_SOFT_CMA=0).
-bool ProbeCma(pid_t pid, uint64_t address);
+// True if this process may and can reach the peer's memory with cross-
+// memory attach: it grants us no power the peer lacks (CmaGrantsNothing)
+// and process_vm_readv reads the probe word (false when forced off with
+// OPENND_SOFT_CMA=0). `uid`: the peer's (CmPeerUid).
+bool ProbeCma(pid_t pid, uid_t uid, uint64_t address);
+// The kernel checks every cross-memory copy against the target's
+// credentials at that moment, so a peer that execs a setuid program is
+// out of reach, unless we hold CAP_SYS_PTRACE: then we could be made to
+// read and write that program at addresses the peer chose. So: the peer
+// runs as our effective uid, and we hold no CAP_SYS_PTRACE unless that
+// uid is root (a root peer gains nothing by exec).
+bool CmaGrantsNothing(uid_t peer_uid);
 // A copy of descriptor `fd` of process `pid` (pidfd_getfd: the same ptrace
 // access as cross-memory attach), or -1.
 int FetchPeerFd(pid_t pid, int fd);

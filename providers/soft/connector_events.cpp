@@ -82,7 +82,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             const bool woken = conn_->AdoptPeerWake(engine_, fds[0], &error);
             fds[0] = -1;  // owned by conn_ now
             const pid_t pid = woken ? CmPeerPid(conn_->cm_fd) : -1;
-            const bool cma = pid > 0 && ProbeCma(pid, m.probe_address);
+            const bool cma = pid > 0 && ProbeCma(pid, CmPeerUid(conn_->cm_fd), m.probe_address);
             const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
             const bool ok = pid > 0 && conn_->SetPeer(engine_->peers(), pid, m.qp_id, table, &error);
             if (!ok) {

@@ -255,7 +255,7 @@ void Listener::ReadRequestLocked(int fd) {
         error = "the kernel does not name the peer's process";
         return refuse();
     }
-    const bool cma = ProbeCma(pid, m.probe_address);
+    const bool cma = ProbeCma(pid, CmPeerUid(fd), m.probe_address);
     const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
     if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, table, &error)) return refuse();
     conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;

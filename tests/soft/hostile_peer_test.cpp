@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +29,7 @@
 #include "cm_socket.h"
 #include "connection.h"
 #include "engine.h"
+#include "mr_table.h"
 #include "soft_limits.h"
 #include "support/nd_session.h"
 
@@ -164,6 +166,9 @@ struct HostileClient {
     Connection wake;  // only for its MakeWake
     // sent as our wake descriptor: by default what an OpenND peer sends
     int wake_given = wake.MakeWake();
+    uint64_t probe_address = 0;  // where the listener may probe us by cross-memory attach
+    int table_fd = -1;           // our memory-region table's descriptor number, for the listener to fetch
+    CmMessage last{};            // the last CM message Receive read
     ~HostileClient() {
         if (cm >= 0) close(cm);
         close(wake_given);
@@ -183,6 +188,8 @@ struct HostileClient {
         CmMessage m = NewCmMessage(CmType::Request);
         m.qp_id = 1;
         m.inbound_read_limit = m.outbound_read_limit = 8;
+        m.probe_address = probe_address;
+        m.table_fd = table_fd;
         int fds[2] = {channel->fd(), wake_given};
         return CmSend(cm, m, fds, 2);
     }
@@ -208,6 +215,7 @@ struct HostileClient {
         int fds[3], nfds = 0;
         if (CmRecv(cm, &m, fds, &nfds) != 1) return CmType{};
         for (int i = 0; i < nfds; ++i) close(fds[i]);
+        last = m;
         return m.type;
     }
 };
@@ -254,6 +262,77 @@ TEST(HostilePeer, ARequestWhoseWakeIsNotAnEpollInstanceIsRefused) {
         EXPECT_TRUE(client.Closed()) << "the request was not refused";
     }
     NdCleanup();
+}
+
+// #25 hole 1: a privileged process (root here, holding CAP_SYS_PTRACE)
+// must not reach a peer of another uid by cross-memory attach. The kernel
+// checks each copy against the target's credentials at that moment, and
+// root passes every check: a peer that connected and then exec'd a setuid
+// program would have us read and write that program at addresses from a
+// table it made up. A client running as uid 65534 offers a probe word as
+// an OpenND peer does; the listener must answer without claiming it can
+// reach the client (kCmFlagCanAccessPeer), so that every byte between
+// them goes through the shared rings. A client of our own uid is reached.
+TEST(HostilePeer, APrivilegedListenerDoesNotAttachToAPeerOfAnotherUid) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: to be privileged, and to run a client as another uid";
+    for (uid_t uid : {uid_t{65534}, uid_t{0}}) {
+        SCOPED_TRACE("client uid " + std::to_string(uid));
+        int to_child[2], to_parent[2];
+        ASSERT_EQ(pipe(to_child), 0);
+        ASSERT_EQ(pipe(to_parent), 0);
+        const pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {  // the client: another uid, speaking the CM protocol by hand
+            alarm(30);
+            close(to_child[1]);
+            close(to_parent[0]);
+            uint16_t port = 0;
+            if (setresgid(uid ? 65534 : 0, uid ? 65534 : 0, uid ? 65534 : 0) != 0 ||
+                setresuid(uid, uid, uid) != 0 || read(to_child[0], &port, sizeof port) != sizeof port)
+                _exit(2);
+            static const volatile uint64_t probe = kProbeMagic;
+            MrTable table;  // what an OpenND peer offers: a table the listener may fetch
+            HostileClient client;
+            client.probe_address = reinterpret_cast<uint64_t>(&probe);
+            client.table_fd = table.fd();
+            if (!client.SendRequest(port) || client.Receive() != CmType::Accept) _exit(3);
+            const uint16_t flags = client.last.flags;
+            if (write(to_parent[1], &flags, sizeof flags) != sizeof flags) _exit(4);
+            char done;
+            (void)!read(to_child[0], &done, 1);  // holds the connection until the parent looked
+            _exit(0);
+        }
+        close(to_child[0]);
+        close(to_parent[1]);
+        ASSERT_EQ(NdStartup(), S_OK);
+        {
+            opennd::kit::IpAddress local;
+            ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+            nd_session::Endpoint server;
+            uint16_t port = 0;
+            ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
+            ASSERT_EQ(write(to_child[1], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+            OVERLAPPED ov{};
+            ASSERT_EQ(server.Wait(server.listener, &ov, server.listener->GetConnectionRequest(server.connector, &ov)),
+                      ND_SUCCESS);
+            ASSERT_EQ(server.connector->Accept(server.qp, 8, 8, nullptr, 0, &ov), ND_PENDING);
+            uint16_t flags = 0xFFFF;
+            ASSERT_EQ(read(to_parent[0], &flags, sizeof flags), static_cast<ssize_t>(sizeof flags))
+                << "the client never saw our Accept";
+            if (uid != 0)
+                EXPECT_EQ(flags & kCmFlagCanAccessPeer, 0) << "the listener reaches a client of another uid by CMA";
+            else
+                EXPECT_NE(flags & kCmFlagCanAccessPeer, 0) << "the listener does not reach a client of its own uid";
+            close(to_child[1]);  // the client goes
+            server.connector->CancelOverlappedRequests();
+            server.Wait(server.connector, &ov, ND_PENDING);
+        }
+        NdCleanup();
+        close(to_parent[0]);
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "client status " << status;
+    }
 }
 
 // A client that gets our Accept and never sends Ready, holding its CM
