@@ -31,6 +31,7 @@ struct ConnRequest {
     std::shared_ptr<Connection> conn;
     CmMessage message;
     opennd::kit::IpAddress local;  // the address it was made to
+    uint64_t peer = 0;             // who asked: a same-host peer's uid, a hash of a remote IP
 };
 
 class Connector : public opennd::kit::Unknown<IND2Connector>, public Watched {

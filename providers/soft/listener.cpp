@@ -227,13 +227,14 @@ void Listener::ReadRequestLocked(int fd) {
     int r = CmRecv(fd, &m, fds, &nfds);
     if (r == -2) return;
     engine_->Unwatch(fd);
+    const uint64_t who = handshaking_[fd].peer;
     handshaking_.erase(fd);
     auto drop = [&] {
         for (int i = 0; i < nfds; ++i) close(fds[i]);
         close(fd);
     };
     if (r != 1 || m.type != CmType::Request || nfds != 2) return drop();
-    if (backlog_ != 0 && backlog_queue_.size() >= backlog_) {
+    if (QueueFullLocked(who)) {
         CmSend(fd, NewCmMessage(CmType::Reject));  // backlog full: refused (retryable)
         return drop();
     }
@@ -263,7 +264,7 @@ void Listener::ReadRequestLocked(int fd) {
     // The CM socket is blocking for the connector's sends from now on.
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    ConnRequest req{std::move(conn), m, bound_};
+    ConnRequest req{std::move(conn), m, bound_, who};
     if (kit::IsWildcard(bound_.sa())) {  // same host: the peer reached us on its own address
         kit::IpAddress peer;
         if (kit::FromSockaddr(reinterpret_cast<const sockaddr *>(m.peer_address), m.peer_address_len, &peer) &&
@@ -274,6 +275,14 @@ void Listener::ReadRequestLocked(int fd) {
         }
     }
     QueueRequestLocked(std::move(req));
+}
+
+bool Listener::QueueFullLocked(uint64_t peer) const {
+    const size_t hard = HardQueuedRequests(), share = std::max<size_t>(1, hard / 4);
+    if (backlog_queue_.size() >= (backlog_ != 0 ? std::min<size_t>(backlog_, hard) : hard)) return true;
+    return static_cast<size_t>(std::count_if(backlog_queue_.begin(), backlog_queue_.end(), [peer](const ConnRequest &r) {
+               return r.peer == peer;
+           })) >= share;
 }
 
 void Listener::QueueRequestLocked(ConnRequest req) {

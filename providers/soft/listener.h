@@ -57,6 +57,9 @@ private:
     void AcceptTcpLocked();
     void ReadTcpRequestLocked(int fd);
     void QueueRequestLocked(ConnRequest req);
+    // True if a request from `peer` cannot be queued now: the backlog, the
+    // hard bound or the peer's share is full (HardQueuedRequests).
+    bool QueueFullLocked(uint64_t peer) const;
     // Watches a newly accepted socket from `peer`, first dropping
     // handshakes past kHandshakeTimeoutMs and, beyond the bounds, the
     // oldest of that peer, or of the peer holding the most.

@@ -67,13 +67,14 @@ void Listener::ReadTcpRequestLocked(int fd) {
     iwarp::HandshakeStatus st = in.empty() ? link->responder->status() : link->responder->Feed(in, &used);
     if (st == iwarp::HandshakeStatus::NeedMore && open) return;
     engine_->Unwatch(fd);
+    const uint64_t who = handshaking_[fd].peer;
     handshaking_.erase(fd);
     if (st != iwarp::HandshakeStatus::RequestReceived) {  // bad request or gone: that connection only
         link->out = link->responder->TakeOutput();
         link->Flush();
         return;
     }
-    if (backlog_ != 0 && backlog_queue_.size() >= backlog_) {  // backlog full: refused (retryable)
+    if (QueueFullLocked(who)) {  // backlog full: refused (retryable)
         link->out = link->responder->Reject({});
         link->Flush();
         return;
@@ -89,7 +90,7 @@ void Listener::ReadTcpRequestLocked(int fd) {
     auto conn = std::make_shared<Connection>();
     conn->side = 1;
     conn->tcp = std::move(link);
-    ConnRequest req{std::move(conn), m, bound_};
+    ConnRequest req{std::move(conn), m, bound_, who};
     kit::IpAddress local;
     len = sizeof local.storage;
     if (getsockname(fd, local.sa(), &len) == 0) req.local = local;  // the address it was made to

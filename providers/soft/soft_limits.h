@@ -48,6 +48,20 @@ inline size_t HardHandshakes() {
     return std::clamp<size_t>(files / 4, kMaxHandshakes, 4 * kMaxHandshakes);
 }
 constexpr uint32_t kHandshakeTimeoutMs = 10000;
+// Requests a listener holds for GetConnectionRequest at the very most,
+// whatever its backlog (Listen(0): "no limit", R147), each holding a
+// socket, a wake descriptor and a channel mapping: a quarter of this
+// process's descriptors, within 256 to 4096 (OPENND_SOFT_MAX_QUEUED lowers
+// it for tests). One peer (a uid, or a remote IP) holds a quarter of that
+// at most. Past either a request is refused, as with a full backlog.
+inline size_t HardQueuedRequests() {
+    rlimit rl{};
+    const size_t files = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<size_t>(rl.rlim_cur) : 1024;
+    size_t n = std::clamp<size_t>(files / 4, 256, 4096);
+    const char *s = std::getenv("OPENND_SOFT_MAX_QUEUED");
+    if (s && *s && std::atol(s) > 0) n = std::min(n, static_cast<size_t>(std::atol(s)));
+    return n;
+}
 // How long an Accept waits for the initiator to complete (its Ready, or
 // over TCP its RTR) before it fails ND_IO_TIMEOUT: 30 s, lenient to a slow
 // program (the SPI asks providers to be), bounded for one that never does.

@@ -335,6 +335,95 @@ TEST(HostilePeer, APrivilegedListenerDoesNotAttachToAPeerOfAnotherUid) {
     }
 }
 
+// #25 hole 5: under Listen(0) (no backlog limit, R147) each queued request
+// holds a socket, a wake descriptor and a channel mapping, so one peer
+// could queue until the process ran out of descriptors. A client running
+// as uid 65534 sends 40 requests while nobody takes them; with the hard
+// bound lowered to 32 (OPENND_SOFT_MAX_QUEUED) it keeps its share, 8, and
+// the rest are refused (retryable); a client of our own uid still gets in.
+TEST(HostilePeer, OnePeerQueuesOnlyItsShareOfRequestsUnderListenZero) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: to run the flooding client as another uid";
+    constexpr int kRequests = 40, kShare = 8;
+    setenv("OPENND_SOFT_MAX_QUEUED", "32", 1);
+    int to_child[2], to_parent[2];
+    ASSERT_EQ(pipe(to_child), 0);
+    ASSERT_EQ(pipe(to_parent), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // the flood, as another uid
+        alarm(60);
+        close(to_child[1]);
+        close(to_parent[0]);
+        uint16_t port = 0;
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0 ||
+            read(to_child[0], &port, sizeof port) != sizeof port)
+            _exit(2);
+        std::vector<std::unique_ptr<HostileClient>> flood;
+        for (int i = 0; i < kRequests; ++i) {
+            flood.push_back(std::make_unique<HostileClient>());
+            if (!flood.back()->SendRequest(port)) _exit(3);
+        }
+        int refused = 0;  // answers come at once: counted until none came for a second
+        std::vector<bool> answered(flood.size(), false);
+        for (uint64_t quiet_until = nd_session::NowMs() + 1000; nd_session::NowMs() < quiet_until;)
+            for (size_t i = 0; i < flood.size(); ++i)
+                if (!answered[i] && flood[i]->Receive(1) == CmType::Reject) {
+                    answered[i] = true;
+                    ++refused;
+                    quiet_until = nd_session::NowMs() + 1000;
+                }
+        if (write(to_parent[1], &refused, sizeof refused) != sizeof refused) _exit(4);
+        char done;
+        (void)!read(to_child[0], &done, 1);  // the queued ones stay until the parent is through
+        _exit(0);
+    }
+    close(to_child[0]);
+    close(to_parent[1]);
+    ASSERT_EQ(NdStartup(), S_OK);
+    {
+        opennd::kit::IpAddress local;
+        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+        nd_session::Endpoint server, good;
+        uint16_t port = 0;
+        ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
+        ASSERT_EQ(write(to_child[1], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+        int refused = -1;
+        ASSERT_EQ(read(to_parent[0], &refused, sizeof refused), static_cast<ssize_t>(sizeof refused));
+        EXPECT_EQ(refused, kRequests - kShare) << "requests of one peer refused past its share";
+
+        ASSERT_TRUE(good.OpenOn(server)) << good.error;
+        opennd::kit::IpAddress dest = local;
+        opennd::kit::SetPort(dest.sa(), port);
+        auto connecting = std::async(std::launch::async, [&] { return good.Connect(dest, "good", 5); });
+        bool served = false;
+        for (int i = 0; i <= kShare && !served; ++i) {  // the flood's queued requests come first
+            IND2Connector *c = nullptr;
+            ASSERT_EQ(server.adapter->CreateConnector(IID_IND2Connector, server.file, reinterpret_cast<void **>(&c)),
+                      ND_SUCCESS);
+            OVERLAPPED ov{};
+            HRESULT hr = server.Wait(server.listener, &ov, server.listener->GetConnectionRequest(c, &ov));
+            char pd[64] = {};
+            ULONG len = sizeof pd;
+            if (hr == ND_SUCCESS && c->GetPrivateData(pd, &len) == ND_SUCCESS && std::strcmp(pd, "good") == 0) {
+                served = server.Wait(c, &ov, c->Accept(server.qp, 8, 8, nullptr, 0, &ov)) == ND_SUCCESS;
+            } else {
+                EXPECT_EQ(hr, ND_SUCCESS) << "request " << i;
+                c->Reject(nullptr, 0);
+            }
+            c->Release();
+        }
+        EXPECT_TRUE(served) << "the well-behaved client's request never came";
+        EXPECT_TRUE(connecting.get()) << good.error;
+    }
+    unsetenv("OPENND_SOFT_MAX_QUEUED");
+    NdCleanup();
+    close(to_child[1]);
+    close(to_parent[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "flood status " << status;
+}
+
 // A client that gets our Accept and never sends Ready, holding its CM
 // socket open: the Accept fails ND_IO_TIMEOUT at the provider's deadline
 // (#25; shortened here) and its CM socket is closed; the listener then

@@ -17,6 +17,7 @@
 #include <memory>
 #include <future>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,7 @@ protected:
         unsetenv("OPENND_SOFT_MPA_CRC");
         unsetenv("OPENND_SOFT_TCP_TIMEOUT_MS");
         unsetenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
+        unsetenv("OPENND_SOFT_MAX_QUEUED");
         server_.reset();  // before NdCleanup
         NdCleanup();
     }
@@ -259,6 +261,36 @@ TEST_F(HostileTcpClient, AnInitiatorThatNeverCompletesFailsTheAcceptInTime) {
     unsetenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
     EXPECT_TRUE(s.ClosedWithin(5000)) << "the stream of the failed Accept stayed open";
     RealClientStillServed();
+}
+
+// #25 hole 5 over TCP: under Listen(0) one remote host's MPA requests queue
+// only to its share of the hard bound (lowered to 32 here: 8 per host);
+// the rest get an MPA reject (retryable), so a host cannot run the process
+// out of descriptors by asking and waiting.
+TEST_F(HostileTcpClient, OneHostQueuesOnlyItsShareOfRequestsUnderListenZero) {
+    constexpr size_t kRequests = 40, kShare = 8;
+    setenv("OPENND_SOFT_MAX_QUEUED", "32", 1);
+    std::vector<std::unique_ptr<Socket>> flood;
+    std::vector<std::unique_ptr<iwarp::Initiator>> inits;
+    for (size_t i = 0; i < kRequests; ++i) {
+        flood.push_back(std::make_unique<Socket>());
+        inits.push_back(std::make_unique<iwarp::Initiator>(iwarp::MpaConfig{}, std::span<const uint8_t>{}));
+        ASSERT_TRUE(flood.back()->Dial(port_) && flood.back()->SendAll(inits.back()->request())) << i;
+    }
+    size_t refused = 0;  // answers come at once: counted until none came for a second
+    for (uint64_t quiet_until = NowMs() + 1000; NowMs() < quiet_until;)
+        for (size_t i = 0; i < kRequests; ++i) {
+            if (inits[i]->status() != iwarp::HandshakeStatus::NeedMore) continue;
+            bool eof = false;
+            std::vector<uint8_t> in = flood[i]->Read(1, &eof);
+            size_t used = 0;
+            if (!in.empty() && inits[i]->Feed(in, &used) == iwarp::HandshakeStatus::Rejected) {
+                ++refused;
+                quiet_until = NowMs() + 1000;
+            }
+        }
+    unsetenv("OPENND_SOFT_MAX_QUEUED");
+    EXPECT_EQ(refused, kRequests - kShare) << "requests of one host refused past its share";
 }
 
 // RFC 5044: CRC is used when either side asks. The provider asks for none
