@@ -69,6 +69,7 @@ public:
     // Marks slots below `pos` reusable (their statuses have been read).
     void Reaped(uint64_t pos) { reaped_ = pos; }
     uint64_t reaped() const { return reaped_; }
+    uint64_t head() const { return head_; }  // past the last reserved message
     MsgHeader *At(uint64_t pos) const { return ch_->At(ring_, pos); }
 
 private:

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 
 #include "engine.h"
 #include "sealed_memfd.h"
+#include "soft_limits.h"
 
 namespace soft {
 namespace {
@@ -41,6 +43,20 @@ bool ProbeCma(pid_t pid, uid_t uid, uint64_t address) {
     uint64_t word = 0;
     iovec local{&word, sizeof word}, remote{reinterpret_cast<void *>(address), sizeof word};
     return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof word && word == kProbeMagic;
+}
+
+namespace {
+uint32_t EnvMs(const char *name, uint32_t otherwise) {
+    const char *s = getenv(name);
+    const long v = s && *s ? std::atol(s) : 0;
+    return v > 0 ? static_cast<uint32_t>(std::min(v, 3600L * 1000)) : otherwise;
+}
+}  // namespace
+
+void Connection::SetTimeouts(bool peer_srq) {
+    peer_uses_srq = peer_srq;
+    send_timeout_ms = peer_srq ? EnvMs("OPENND_SOFT_SRQ_SEND_TIMEOUT_MS", kSrqSendTimeoutMs) : kSendTimeoutMs;
+    read_answer_timeout_ms = EnvMs("OPENND_SOFT_READ_ANSWER_TIMEOUT_MS", kReadAnswerTimeoutMs);
 }
 
 int FetchPeerFd(pid_t pid, int fd) {

@@ -70,7 +70,14 @@ struct Connection {
     int cm_fd = -1;  // the CM socket (owned): connection events and peer death
     std::shared_ptr<Channel> channel;
     int side = 0;                // 0 active, 1 passive
-    bool peer_uses_srq = false;  // the peer may hold Sends back indefinitely (R048)
+    bool peer_uses_srq = false;  // the peer may hold Sends back while its SRQ is empty (R048)
+    // A Send the peer has not taken fails ND_IO_TIMEOUT after this; a ring-
+    // path Read it took, after this without a piece of its answer. Set by
+    // SetTimeouts: 3 s, 60 s when the peer says it uses an SRQ; 15 s.
+    uint32_t send_timeout_ms = 3000, read_answer_timeout_ms = 15000;
+    // Sets peer_uses_srq and the timeouts (OPENND_SOFT_SRQ_SEND_TIMEOUT_MS
+    // and OPENND_SOFT_READ_ANSWER_TIMEOUT_MS shorten them for tests).
+    void SetTimeouts(bool peer_srq);
     pid_t peer_pid = 0;
     uint64_t peer_qp_id = 0;
     std::shared_ptr<PeerEngine> peer;

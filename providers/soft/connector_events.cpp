@@ -91,7 +91,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
                 AbandonLocked(ND_CONNECTION_REFUSED);
                 return;
             }
-            conn_->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
+            conn_->SetTimeouts((m.flags & kCmFlagUsesSrq) != 0);
             conn_->can_access_peer = cma && conn_->peer->mrs.valid();  // one-sided checks need its table
             conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0;
             peer_msg_ = m;

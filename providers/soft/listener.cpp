@@ -259,7 +259,7 @@ void Listener::ReadRequestLocked(int fd) {
     const bool cma = ProbeCma(pid, CmPeerUid(fd), m.probe_address);
     const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
     if (!conn->SetPeer(engine_->peers(), pid, m.qp_id, table, &error)) return refuse();
-    conn->peer_uses_srq = (m.flags & kCmFlagUsesSrq) != 0;
+    conn->SetTimeouts((m.flags & kCmFlagUsesSrq) != 0);
     conn->can_access_peer = cma && conn->peer->mrs.valid();  // one-sided checks need its table
     // The CM socket is blocking for the connector's sends from now on.
     int flags = fcntl(fd, F_GETFL);

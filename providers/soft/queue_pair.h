@@ -325,7 +325,8 @@ private:
     // on every sampled poll and every armed progress pass, so a Send nobody
     // receives still fails within a few seconds.
     static constexpr uint64_t kNotStamped = 1;
-    std::atomic<uint64_t> oldest_in_ring_ms_{0};  // 0: nothing waiting in the ring
+    std::atomic<uint64_t> oldest_in_ring_ms_{0};  // 0: nothing waiting in the ring (or for a Read's answer)
+    std::atomic<uint64_t> oldest_limit_ms_{0};    // its timeout (Connection::send_timeout_ms, ...)
     std::atomic<uint32_t> idle_polls_{0};
     std::atomic<uint64_t> last_sample_ms_{0};  // NowMs() of the last sample (ProgressSend)
     uint64_t first_seq_ = 0;  // sequence number of ops_.front()

@@ -300,6 +300,7 @@ bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *fo
             return true;
         }
         Scatter(op.sink.data(), op.sink.size(), h.offset, payload + sizeof h, info.length);
+        op.posted_ms = NowMs();  // the answer moves: its time starts again (ReapLocked)
         if (info.flags & kMsgLast) {
             op.awaiting_data = false;
             op.done = true;

@@ -23,6 +23,10 @@ uint64_t NowMs();
 HRESULT QueuePair::ReapConsumedLocked() {
     if (!conn_ || !conn_->channel) return ND_SUCCESS;  // nothing in a ring (TCP: TcpPath)
     uint64_t consumed = producer_.ConsumedUpTo();
+    // The peer writes that position: one outside what we reaped and what we
+    // published is a lie (believed, it would free slots still unread, or
+    // hold the ring full for ever). Nothing more is read from the ring.
+    if (consumed < producer_.reaped() || consumed > producer_.head()) return ND_REMOTE_ERROR;
     HRESULT failed = ND_SUCCESS;
     for (Op &op : ops_) {
         if (!op.in_ring || op.done) continue;
@@ -30,6 +34,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
         HRESULT status = StatusFromPeer(producer_.At(op.pos)->status.load(std::memory_order_relaxed));
         if (op.awaiting_data && SUCCEEDED(status)) {  // a Read request taken: its data follows
             op.in_ring = false;
+            op.posted_ms = kNotStamped;  // its answer's time starts (ReapLocked)
             continue;
         }
         op.status = status;
@@ -60,15 +65,21 @@ void QueuePair::ReapLocked() {
     if (!conn_ || !conn_->channel) return;
     HRESULT failed = ReapConsumedLocked();
     if (SUCCEEDED(failed)) EmitLocked();  // what is done leaves first: the scan below starts at the oldest still out
-    // A Send nobody receives: like hardware retry exhaustion (COMPAT).
-    if (SUCCEEDED(failed) && !conn_->peer_uses_srq && state() == State::Connected) {
+    // A Send nobody receives: like hardware retry exhaustion (COMPAT). A
+    // peer with an SRQ may hold a Send while its SRQ is empty (R048), but
+    // not for ever: it says so itself, so the bound is only longer. A Read
+    // the peer took is answered, each piece of the answer restarting its
+    // time (HandleCopyMessage), or fails the same way.
+    if (SUCCEEDED(failed) && state() == State::Connected) {
         for (Op &op : ops_) {
-            if (op.done || !op.in_ring) continue;
+            if (op.done || !(op.in_ring || op.awaiting_data)) continue;
+            const uint64_t limit = op.in_ring ? conn_->send_timeout_ms : conn_->read_answer_timeout_ms;
             if (op.posted_ms == kNotStamped) {
                 op.posted_ms = NowMs();  // first seen waiting: its time starts now (see Send)
-            } else if (NowMs() - op.posted_ms > kSendTimeoutMs) {
+            } else if (NowMs() - op.posted_ms > limit) {
                 op.status = ND_IO_TIMEOUT;
                 op.done = true;
+                op.awaiting_data = false;
                 failed = ND_IO_TIMEOUT;
             }
             break;
@@ -157,7 +168,8 @@ void QueuePair::ProgressSend(bool polling) {
         if (producer_.ConsumedUpTo() == reaped_pos_.load(std::memory_order_relaxed)) {
             uint64_t oldest = oldest_in_ring_ms_.load(std::memory_order_relaxed);
             if (oldest == 0 || !sample) return;  // nothing new, nothing due
-            if (oldest != kNotStamped && NowMs() - oldest <= kSendTimeoutMs) return;  // (an unstamped one: the pass stamps it)
+            if (oldest != kNotStamped && NowMs() - oldest <= oldest_limit_ms_.load(std::memory_order_relaxed))
+                return;  // (an unstamped one: the pass stamps it)
         }
     }
     // Not a try-lock that gives up: a wake-up for a Send the peer just
@@ -204,13 +216,15 @@ void QueuePair::NoteProgressLocked() {
     if (!conn_) return;
     backlogged_.store(!backlog_.empty(), std::memory_order_relaxed);
     SetWakeFlagLocked();
-    uint64_t oldest = 0;  // none
+    uint64_t oldest = 0, limit = 0;  // none
     for (const Op &op : ops_)
-        if (op.in_ring && !op.done) {
+        if (!op.done && (op.in_ring || op.awaiting_data)) {  // as ReapLocked's scan
             oldest = op.posted_ms;  // may be kNotStamped
+            limit = op.in_ring ? conn_->send_timeout_ms : conn_->read_answer_timeout_ms;
             break;
         }
     oldest_in_ring_ms_.store(oldest, std::memory_order_relaxed);
+    oldest_limit_ms_.store(limit, std::memory_order_relaxed);
 }
 
 void QueuePair::Progress(bool from_engine) {

@@ -168,6 +168,7 @@ struct HostileClient {
     int wake_given = wake.MakeWake();
     uint64_t probe_address = 0;  // where the listener may probe us by cross-memory attach
     int table_fd = -1;           // our memory-region table's descriptor number, for the listener to fetch
+    uint16_t request_flags = 0;  // what our Request claims (kCmFlagUsesSrq)
     CmMessage last{};            // the last CM message Receive read
     ~HostileClient() {
         if (cm >= 0) close(cm);
@@ -190,6 +191,7 @@ struct HostileClient {
         m.inbound_read_limit = m.outbound_read_limit = 8;
         m.probe_address = probe_address;
         m.table_fd = table_fd;
+        m.flags = request_flags;
         int fds[2] = {channel->fd(), wake_given};
         return CmSend(cm, m, fds, 2);
     }
@@ -232,6 +234,7 @@ protected:
         uint16_t port = 0;
         ASSERT_TRUE(server_->Open(local) && server_->Listen(local, &port)) << server_->error;
         auto accepted = std::async(std::launch::async, [&] { return server_->Accept(); });
+        client_->request_flags = RequestFlags();
         ASSERT_TRUE(client_->Connect(port, ReadyFlags()));
         ASSERT_TRUE(accepted.get()) << server_->error;
     }
@@ -241,6 +244,7 @@ protected:
         NdCleanup();
     }
     virtual uint16_t ReadyFlags() const { return 0; }
+    virtual uint16_t RequestFlags() const { return 0; }
     std::unique_ptr<nd_session::Endpoint> server_ = std::make_unique<nd_session::Endpoint>();
     std::unique_ptr<HostileClient> client_ = std::make_unique<HostileClient>();
     nd_session::Endpoint &server = *server_;
@@ -500,6 +504,116 @@ TEST_F(HostileClientTest, AStatusThePeerInventsReadsAsARemoteError) {
         EXPECT_EQ(r.Status, c.seen) << std::hex << "the peer wrote 0x" << c.written;
         if (FAILED(c.seen)) break;  // a failed Send ends the connection
     }
+}
+
+// #25 hole 3: whatever the peer writes, every accepted request completes in
+// bounded time. The Sends and Reads below complete exactly once, failed,
+// and the connection ends (the peer is told with a Terminate).
+namespace {
+std::vector<ND2_RESULT> TakeAll(nd_session::Endpoint &server, size_t n, uint64_t ms = 10000) {
+    std::vector<ND2_RESULT> got;
+    const uint64_t until = nd_session::NowMs() + ms;
+    for (ND2_RESULT r{}; got.size() < n && nd_session::NowMs() < until;)
+        if (server.cq->GetResults(&r, 1) == 1) got.push_back(r);
+    return got;
+}
+}  // namespace
+
+// (a) The consumer position the peer writes past what we published: it
+// would free slots still unread, and had us read statuses it never wrote.
+TEST_F(HostileClientTest, AConsumerPositionPastWhatWasPublishedEndsTheConnection) {
+    using namespace nd_session;
+    Buffer b(64);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    ND2_SGE sge = b.Sge(0, 8);
+    ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
+    ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
+    client.channel->header()->ring[1].tail.store(uint64_t{1} << 40);  // side 1 publishes in ring 1
+    std::vector<ND2_RESULT> got = TakeAll(server, 2);
+    ASSERT_EQ(got.size(), 2u) << "the Sends never completed";
+    for (const ND2_RESULT &r : got) EXPECT_TRUE(FAILED(r.Status)) << std::hex << r.Status;
+    EXPECT_EQ(TakeAll(server, 1, 200).size(), 0u) << "a Send completed twice";
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection was not ended";
+}
+
+// (a) ... or back below what it had consumed.
+TEST_F(HostileClientTest, AConsumerPositionMovedBackEndsTheConnection) {
+    using namespace nd_session;
+    Buffer b(64);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    RingConsumer theirs(client.channel.get(), 1);
+    ND2_SGE sge = b.Sge(0, 8);
+    ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
+    MsgInfo info;
+    MsgHeader *m = nullptr;
+    for (int i = 0; i < 100000 && !m; ++i) m = theirs.Peek(&info);
+    ASSERT_NE(m, nullptr) << "the Send never reached the ring";
+    theirs.Finish(m, info, ND_SUCCESS);
+    std::vector<ND2_RESULT> first = TakeAll(server, 1);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].Status, ND_SUCCESS);
+    client.channel->header()->ring[1].tail.store(0);
+    ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
+    // Ended at the lie, not when the Send times out (kSendTimeoutMs, 3 s).
+    std::vector<ND2_RESULT> second = TakeAll(server, 1, kSendTimeoutMs * 2 / 3);
+    ASSERT_EQ(second.size(), 1u) << "the Send did not fail at once";
+    EXPECT_TRUE(FAILED(second[0].Status)) << std::hex << second[0].Status;
+    EXPECT_NE(second[0].Status, ND_IO_TIMEOUT);
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection was not ended";
+}
+
+// Shortened timeouts (read per connection) for the cases below.
+class HostileClientShortTimeouts : public HostileClientTest {
+protected:
+    void SetUp() override {
+        setenv("OPENND_SOFT_READ_ANSWER_TIMEOUT_MS", "300", 1);
+        setenv("OPENND_SOFT_SRQ_SEND_TIMEOUT_MS", "300", 1);
+        HostileClientTest::SetUp();
+    }
+    void TearDown() override {
+        unsetenv("OPENND_SOFT_READ_ANSWER_TIMEOUT_MS");
+        unsetenv("OPENND_SOFT_SRQ_SEND_TIMEOUT_MS");
+        HostileClientTest::TearDown();
+    }
+};
+
+// (b) A Read through the ring that the peer takes and never answers.
+TEST_F(HostileClientShortTimeouts, ARingReadThePeerTookAndNeverAnswersFailsInTime) {
+    using namespace nd_session;
+    Buffer b(64);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    RingConsumer theirs(client.channel.get(), 1);
+    ND2_SGE sge = b.Sge(0, 64);
+    ASSERT_EQ(server.qp->Read(nullptr, &sge, 1, 0x10000, 0x1234, 0), ND_SUCCESS);
+    MsgInfo info;
+    MsgHeader *m = nullptr;
+    for (int i = 0; i < 100000 && !m; ++i) m = theirs.Peek(&info);
+    ASSERT_NE(m, nullptr) << "the Read request never reached the ring";
+    theirs.Finish(m, info, ND_SUCCESS);  // taken; no answer ever comes
+    std::vector<ND2_RESULT> got = TakeAll(server, 1);
+    ASSERT_EQ(got.size(), 1u) << "the Read never completed";
+    EXPECT_EQ(got[0].Status, ND_IO_TIMEOUT);
+    EXPECT_EQ(got[0].RequestType, Nd2RequestTypeRead);
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection was not ended";
+}
+
+// (c) A peer that says it uses an SRQ (R048: an empty SRQ does not end the
+// connection) may hold a Send longer, but not for ever.
+class HostileSrqClient : public HostileClientShortTimeouts {
+protected:
+    uint16_t RequestFlags() const override { return kCmFlagUsesSrq; }
+};
+
+TEST_F(HostileSrqClient, APeerClaimingAnSrqHoldsASendOnlyForItsBound) {
+    using namespace nd_session;
+    Buffer b(64);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    ND2_SGE sge = b.Sge(0, 8);
+    ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);  // never taken
+    std::vector<ND2_RESULT> got = TakeAll(server, 1);
+    ASSERT_EQ(got.size(), 1u) << "the Send never completed";
+    EXPECT_EQ(got[0].Status, ND_IO_TIMEOUT);
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection was not ended";
 }
 
 // A remote access refused on the ring path (a token guessed wrong) ends the
