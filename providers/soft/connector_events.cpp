@@ -93,7 +93,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             }
             conn_->SetTimeouts((m.flags & kCmFlagUsesSrq) != 0);
             conn_->can_access_peer = cma && conn_->peer->mrs.valid();  // one-sided checks need its table
-            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0;
+            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0 && !engine_->StalledPeer(conn_->peer_pid);
             peer_msg_ = m;
             have_peer_data_ = true;
             // The passive side's final limits: what it serves is what we may issue.
@@ -112,7 +112,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
         return;
     case State::Accepting:
         if (m.type == CmType::Ready) {
-            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0;
+            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0 && !engine_->StalledPeer(conn_->peer_pid);
             qp_->SetConnected();
             state_ = State::Connected;
             requests_.Complete(accept_ov_, ND_SUCCESS);

@@ -1,9 +1,11 @@
 #include "engine.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +13,9 @@
 #include <cstdlib>
 #include <cerrno>
 
-namespace soft {
+#include "soft_limits.h"
 
+namespace soft {
 
 std::shared_ptr<Engine> Engine::Create() {
     // Each connection holds a socket: let a process have as many as it may
@@ -58,6 +61,7 @@ Engine::~Engine() {
         else
             thread_.join();
     }
+    for (const auto &p : stalled_peers_) close(p.second);
 }
 
 void Engine::Watch(int fd, Watched *w) { Add(fd, w, EPOLLIN | EPOLLRDHUP); }
@@ -165,6 +169,29 @@ int Engine::WakeDue(int most) {
     return next ? static_cast<int>(std::min<uint64_t>(next - now, static_cast<uint64_t>(most))) : most;
 }
 
+void Engine::MarkStalledPeer(pid_t pid) {
+    if (StalledPeer(pid)) return;
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) return;  // gone already
+    std::lock_guard<std::mutex> lock(mu_);
+    stalled_peers_.emplace_back(pid, pidfd);
+}
+
+bool Engine::StalledPeer(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool found = false;
+    std::erase_if(stalled_peers_, [&](const std::pair<pid_t, int> &p) {
+        pollfd exited{p.second, POLLIN, 0};
+        if (poll(&exited, 1, 0) != 0) {  // it exited (or the pidfd broke): forgotten
+            close(p.second);
+            return true;
+        }
+        found = found || p.first == pid;
+        return false;
+    });
+    return found;
+}
+
 void Engine::Add(int fd, Watched *w, uint32_t events) {
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -236,14 +263,17 @@ void Engine::QuiescePlacements() {
             }
         }
     }
-    for (Pollable *p : dying) p->Quiesce();
+    // One deadline for the whole barrier: N stopped peers cost it
+    // kQuiesceLimitMs, not N times that.
+    const uint64_t until = CoarseMs() + kQuiesceLimitMs;
+    for (Pollable *p : dying) p->Quiesce(until);
     if (!dying.empty()) {
         std::lock_guard<std::mutex> lock(pollables_mu_);
         for (Pollable *p : dying) passing_.erase(std::find(passing_.begin(), passing_.end(), p));
         passed_cv_.notify_all();
     }
     for (Pollable *p : live) {
-        p->Quiesce();
+        p->Quiesce(until);
         p->Unref();
     }
 }

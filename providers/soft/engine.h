@@ -51,8 +51,9 @@ public:
     virtual void WantWakeups(bool on) = 0;
     virtual bool NotifyArmed() = 0;
     // Returns once no placement into this process's memory that began
-    // before the call is still running.
-    virtual void Quiesce() = 0;
+    // before the call is still running, or (a stopped peer's copies) once
+    // NowMs() passes until_ms: one deadline for a whole barrier.
+    virtual void Quiesce(uint64_t until_ms) = 0;
 
 protected:
     ~Pollable() = default;
@@ -65,6 +66,12 @@ public:
 
     MrTable &mrs() { return mrs_; }
     PeerEngines &peers() { return peers_; }
+    // A peer process that held a copy into our memory past a barrier's
+    // bound (QueuePair::DrainPeerCopies): its later connections' copy
+    // counters and push claims are not waited for either. Kept while the
+    // process lives (a pidfd: a reused pid is another process).
+    void MarkStalledPeer(pid_t pid);
+    bool StalledPeer(pid_t pid);
     // A same-host peer's wake descriptor (an epoll instance around its
     // eventfd): watched edge-triggered, every write to its eventfd wakes the
     // progress thread. fd must stay open until UnwatchPeerWake returns.
@@ -169,6 +176,7 @@ private:
     };
     std::vector<ParkedStream> parked_;  // requires mu_
     std::vector<std::pair<int, uint64_t>> wake_at_;  // (fd, NowMs), requires mu_
+    std::vector<std::pair<pid_t, int>> stalled_peers_;  // (pid, pidfd), requires mu_
     std::vector<Pollable *> pollables_;
     std::atomic<bool> armed_{false};
     std::atomic<int> timers_{0};

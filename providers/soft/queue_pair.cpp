@@ -55,7 +55,7 @@ QueuePair::~QueuePair() {
     // before we leave the barrier's list, and no new one may start.
     if (state() != State::Idle && conn_ && conn_->channel) {
         conn_->channel->header()->closed[conn_->side].store(1, std::memory_order_seq_cst);
-        DrainPeerCopies();
+        DrainPeerCopies(NowMs() + kQuiesceLimitMs);
     }
     engine_->RemovePollable(this);
     QpRegistry::Remove(this);
@@ -292,7 +292,7 @@ bool QueuePair::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t le
     return engine_->mrs().CheckRemote(FromWireToken(wire_token), address, length, need, id_) == RemoteCheck::Ok;
 }
 
-void QueuePair::Quiesce() {
+void QueuePair::Quiesce(uint64_t until_ms) {
     if (state() == State::Idle) return;
     if (tcp_) {
         tcp_->Quiesce();
@@ -304,28 +304,30 @@ void QueuePair::Quiesce() {
     // dropped outside them, see MemoryWindow::Invalidate.)
     { std::lock_guard<QpLock> lock(rx_mu_); }
     { std::lock_guard<QpLock> lock(tx_mu_); }
-    if (conn_->channel) DrainPeerCopies();
+    if (conn_->channel) DrainPeerCopies(until_ms);
 }
 
 // The peer's cross-memory copies into our memory: bounded, in case the peer
 // is stopped between its check and its copy, or holds the counter up on
 // purpose. Past the bound the connection ends: `closed` tells the peer (it
 // checks it after announcing a copy), and no barrier waits for it again, so
-// a peer cannot make every Deregister take kQuiesceLimitMs.
-void QueuePair::DrainPeerCopies() {
-    if (peer_stalled_.load(std::memory_order_acquire)) return;
+// a peer cannot make every Deregister take kQuiesceLimitMs. A peer that
+// said it cannot reach us (no kCmFlagCanAccessPeer) copies nothing into
+// us: its counter is not waited for.
+void QueuePair::DrainPeerCopies(uint64_t until) {
+    if (peer_stalled_.load(std::memory_order_acquire) || !conn_->peer_can_access_us) return;
     ChannelHeader *h = conn_->channel->header();
     std::atomic<uint32_t> &busy = h->remote_access[1 - conn_->side];
-    const uint64_t until = NowMs() + kQuiesceLimitMs;
     // First a read-modify-write (see RemoteAccess: it orders our table change
     // before the peer's check), then plain loads until the copies drain.
     for (uint32_t n = busy.fetch_add(0, std::memory_order_seq_cst); n != 0; n = busy.load(std::memory_order_acquire)) {
         if (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH) return;  // gone: copies nothing
         if (NowMs() > until) {
-            OPENND_SOFT_LOG("the peer (process %d) is still copying into our memory after %u ms; ending the connection",
-                            conn_->peer_pid, kQuiesceLimitMs);
+            OPENND_SOFT_LOG("the peer (process %d) is still copying into our memory past the barrier's %u ms; "
+                            "ending the connection", conn_->peer_pid, kQuiesceLimitMs);
             h->closed[conn_->side].store(1, std::memory_order_seq_cst);
             peer_stalled_.store(true, std::memory_order_release);
+            engine_->MarkStalledPeer(conn_->peer_pid);  // and it is not waited for again on a new one
             engine_->Kick();  // its pass ends the connection (Progress)
             return;
         }

@@ -128,10 +128,10 @@ public:
     void Poll() override { Progress(true); }
     void WantWakeups(bool on) override;
     bool NotifyArmed() override;
-    void Quiesce() override;
+    void Quiesce(uint64_t until_ms) override;
     // Waits (bounded) until the peer's cross-memory copies into our memory
     // that have started are over.
-    void DrainPeerCopies();
+    void DrainPeerCopies(uint64_t until_ms);
 
     // Used by the SRQ: a receive posted to it may match a waiting message.
     void KickReceive() {

@@ -81,6 +81,7 @@ bool QueuePair::PullSend(const iovec *local, int nl, const iovec *remote, int nr
                             "connection", pid, kQuiesceLimitMs);
             conn_->channel->header()->closed[conn_->side].store(1, std::memory_order_seq_cst);
             peer_stalled_.store(true, std::memory_order_release);
+            engine_->MarkStalledPeer(pid);
             engine_->Kick();
             return false;
         }

@@ -13,6 +13,8 @@
 #include "queue_pair.h"
 
 namespace soft {
+
+uint64_t NowMs();
 namespace {
 
 constexpr ULONG kReadFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE;
@@ -183,7 +185,7 @@ HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
     HRESULT status = ND_CANCELED;
     bool was_connected = state() == State::Connected;
     if (was_connected) status = mw->Invalidate(&unbound) ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
-    if (status == ND_SUCCESS && !tcp_ && conn_->channel) DrainPeerCopies();
+    if (status == ND_SUCCESS && !tcp_ && conn_->channel) DrainPeerCopies(NowMs() + kQuiesceLimitMs);
     if (rx.owns_lock()) rx.unlock();  // a failure's flush takes it
     if (status == ND_SUCCESS && tcp_) {
         lock.unlock();

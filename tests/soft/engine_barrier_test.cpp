@@ -28,7 +28,7 @@ struct FakeQueuePair final : Pollable {
     void Poll() override {}
     void WantWakeups(bool) override {}
     bool NotifyArmed() override { return false; }
-    void Quiesce() override {
+    void Quiesce(uint64_t) override {
         ++quiesced;
         if (on_quiesce) on_quiesce();
     }

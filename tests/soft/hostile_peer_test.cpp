@@ -231,7 +231,7 @@ protected:
         ASSERT_EQ(NdStartup(), S_OK);
         opennd::kit::IpAddress local;
         ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
-        uint16_t port = 0;
+        uint16_t &port = port_;
         ASSERT_TRUE(server_->Open(local) && server_->Listen(local, &port)) << server_->error;
         auto accepted = std::async(std::launch::async, [&] { return server_->Accept(); });
         client_->request_flags = RequestFlags();
@@ -247,6 +247,7 @@ protected:
     virtual uint16_t RequestFlags() const { return 0; }
     std::unique_ptr<nd_session::Endpoint> server_ = std::make_unique<nd_session::Endpoint>();
     std::unique_ptr<HostileClient> client_ = std::make_unique<HostileClient>();
+    uint16_t port_ = 0;
     nd_session::Endpoint &server = *server_;
     HostileClient &client = *client_;
 };
@@ -641,7 +642,76 @@ TEST_F(HostileClientTest, ARefusedRemoteAccessEndsTheConnection) {
     for (char c : target.bytes) ASSERT_EQ(c, 0) << "the refused Write landed";
 }
 
-TEST_F(HostileClientTest, APeerHoldingItsCopyCounterUpIsCutOffAfterOneWait) {
+// A client that says it can reach the listener's memory by cross-memory
+// attach (its Ready's kCmFlagCanAccessPeer): its copy counter is waited for.
+class HostileCopyingClient : public HostileClientTest {
+protected:
+    uint16_t ReadyFlags() const override { return kCmFlagCanAccessPeer; }
+};
+
+// #25 hole 4: a peer that said it cannot reach us copies nothing into us;
+// a counter it holds up is not waited for.
+TEST_F(HostileClientTest, ACopyCounterFromAPeerThatCannotReachUsIsNotWaitedFor) {
+    using namespace nd_session;
+    client.channel->header()->remote_access[0].store(1);
+    Buffer b(4096);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    OVERLAPPED ov{};
+    const uint64_t start = NowMs();
+    EXPECT_EQ(server.Wait(b.mr, &ov, b.mr->Deregister(&ov), 20000), ND_SUCCESS);
+    EXPECT_LT(NowMs() - start, kQuiesceLimitMs / 2) << "Deregister waited for a peer that cannot copy into us";
+}
+
+// #25 hole 4: two peers that stop with their copy counters up cost one
+// Deregister one wait (one deadline per barrier), not one each.
+TEST_F(HostileCopyingClient, TwoStoppedPeersCostADeregisterOneWait) {
+    using namespace nd_session;
+    nd_session::Endpoint second;
+    HostileClient other;
+    ASSERT_TRUE(second.OpenOn(server)) << second.error;
+    auto accepted = std::async(std::launch::async, [&] { return second.Accept(); });
+    ASSERT_TRUE(other.Connect(port_, kCmFlagCanAccessPeer));
+    ASSERT_TRUE(accepted.get()) << second.error;
+    client.channel->header()->remote_access[0].store(1);
+    other.channel->header()->remote_access[0].store(1);
+    Buffer b(4096);
+    ASSERT_TRUE(b.Register(server)) << server.error;
+    OVERLAPPED ov{};
+    const uint64_t start = NowMs();
+    EXPECT_EQ(server.Wait(b.mr, &ov, b.mr->Deregister(&ov), 30000), ND_SUCCESS);
+    const uint64_t waited = NowMs() - start;
+    EXPECT_GE(waited, kQuiesceLimitMs - 100) << "the barrier did not wait for the announced copies";
+    EXPECT_LT(waited, kQuiesceLimitMs * 3 / 2) << "each stopped peer cost the barrier its own wait";
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the first connection was not ended";
+    EXPECT_EQ(other.Receive(), CmType::Terminate) << "the second connection was not ended";
+}
+
+// #25 hole 4: a peer process that stalled a barrier once is not waited for
+// again when it comes back on a new connection (a reconnecting peer does
+// not start over).
+TEST_F(HostileCopyingClient, APeerThatStalledOnceIsNotWaitedForOnANewConnection) {
+    using namespace nd_session;
+    client.channel->header()->remote_access[0].store(1);
+    Buffer first(4096), second(4096);
+    ASSERT_TRUE(first.Register(server)) << server.error;
+    OVERLAPPED ov{};
+    EXPECT_EQ(server.Wait(first.mr, &ov, first.mr->Deregister(&ov), 20000), ND_SUCCESS);
+    EXPECT_EQ(client.Receive(), CmType::Terminate) << "the connection was not ended";
+
+    nd_session::Endpoint again;
+    HostileClient back;  // the same process, a new connection, the same claim
+    ASSERT_TRUE(again.OpenOn(server)) << again.error;
+    auto accepted = std::async(std::launch::async, [&] { return again.Accept(); });
+    ASSERT_TRUE(back.Connect(port_, kCmFlagCanAccessPeer));
+    ASSERT_TRUE(accepted.get()) << again.error;
+    back.channel->header()->remote_access[0].store(1);
+    ASSERT_TRUE(second.Register(server)) << server.error;
+    const uint64_t start = NowMs();
+    EXPECT_EQ(server.Wait(second.mr, &ov, second.mr->Deregister(&ov), 20000), ND_SUCCESS);
+    EXPECT_LT(NowMs() - start, kQuiesceLimitMs / 2) << "the stalled peer's new connection was waited for again";
+}
+
+TEST_F(HostileCopyingClient, APeerHoldingItsCopyCounterUpIsCutOffAfterOneWait) {
     using namespace nd_session;
     {
         // Side 0 (the client) copies into side 1: its counter is remote_access[0].
