@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cm_socket.h"
+#include "core_log.h"
 #include "listener.h"
 #include "soft_limits.h"
 
@@ -72,6 +73,13 @@ void Listener::ReadTcpRequestLocked(int fd) {
     if (st != iwarp::HandshakeStatus::RequestReceived) {  // bad request or gone: that connection only
         link->out = link->responder->TakeOutput();
         link->Flush();
+        return;
+    }
+    // The initiator sends nothing after its request until our reply (RFC
+    // 5044): bytes already behind it are a broken handshake, not data to
+    // drop unseen. That connection only; its socket closes with the link.
+    if (used < in.size()) {
+        OPENND_SOFT_LOG("refused an MPA request followed by %zu bytes before our reply", in.size() - used);
         return;
     }
     if (QueueFullLocked(who)) {  // backlog full: refused (retryable)

@@ -22,6 +22,7 @@ uint64_t NowMs();
 
 namespace {
 constexpr size_t kPullBudget = 1024 * 1024;
+constexpr size_t kReadBudget = 1024 * 1024;  // see ReadSocketLocked
 constexpr uint64_t kBusyPollNs = 200 * 1000;
 constexpr uint64_t kWatchNs = 5 * 1000;  // see AppPolling
 constexpr uint64_t kTxRetryNs = 10 * 1000;  // see WriteSocketLocked
@@ -209,7 +210,16 @@ void TcpPath::ReadSocketLocked() {
     // or Sends going out): polls look again when they retry the send. The
     // progress thread's readable event still reads at once.
     if (rx_empty_ && tx_retry_ns_ != 0 && TxPendingLocked() && NowNs() < tx_retry_ns_) return;
+    // A peer that keeps the socket full must not keep this thread (the
+    // progress thread serves every connection of the adapter) or the
+    // stream's lock (posting waits for it): past kReadBudget the rest waits
+    // for the next pass, which the progress thread is asked to make.
+    size_t taken = 0;
     for (;;) {
+        if (taken >= kReadBudget) {
+            env_.engine->Redispatch(fd_);
+            return;
+        }
         iwarp::MutableBuffer direct[kMaxIov];
         iovec iov[kMaxIov + 1];
         const size_t n_direct = engine_.DirectBuffers(direct, kMaxIov);
@@ -238,6 +248,7 @@ void TcpPath::ReadSocketLocked() {
         rx_empty_ = false;
         if (silent_since_ms_ != 0) silent_since_ms_ = NowMs();  // it answers
         const auto got = static_cast<size_t>(n);
+        taken += got;
         if (in_place > 0) engine_.DirectPlaced(std::min(got, in_place));
         if (got > in_place) {
             auto rest = std::span<const uint8_t>(rx_buf_.data(), got - in_place);

@@ -12,6 +12,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+#include <chrono>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -162,6 +166,28 @@ TEST_F(HostileTcpClient, GarbageInsteadOfAnMpaRequestEndsOnlyThatConnection) {
     RealClientStillServed();
 }
 
+// #25: bytes sent right behind the MPA request, before the provider's
+// reply (RFC 5044: the initiator waits for it), fail that handshake: the
+// connection is closed and no request reaches the application; the
+// listener then still serves a real client.
+TEST_F(HostileTcpClient, BytesBehindTheMpaRequestFailTheHandshake) {
+    iwarp::Initiator init(iwarp::MpaConfig{}, {});
+    std::vector<uint8_t> bytes = init.request();
+    std::vector<uint8_t> junk = Junk(100, 7);
+    bytes.insert(bytes.end(), junk.begin(), junk.end());
+    Socket s;
+    ASSERT_TRUE(s.Dial(port_) && s.SendAll(bytes));
+    EXPECT_TRUE(s.ClosedWithin(5000)) << "the listener kept a handshake with bytes behind its request";
+    Endpoint accepted;
+    ASSERT_TRUE(accepted.OpenOn(*server_)) << accepted.error;
+    OVERLAPPED ov{};
+    HRESULT hr = accepted.listener->GetConnectionRequest(accepted.connector, &ov);
+    EXPECT_EQ(accepted.Wait(accepted.listener, &ov, hr, 300), ND_IO_TIMEOUT) << "its request was queued";
+    accepted.listener->CancelOverlappedRequests();
+    accepted.Wait(accepted.listener, &ov, ND_PENDING);
+    RealClientStillServed();
+}
+
 // The handshake completes, then the first FPDU (the RTR the provider waits
 // for) is junk: the provider's side of the connection ends, and since this
 // peer never closes, the provider shuts the stream after the TCP timeout
@@ -234,6 +260,72 @@ TEST_F(HostileTcpClient, ALivePeerThatStopsReadingEndsTheConnectionWithinTheTime
     }
     EXPECT_EQ(sends, kSends);
     EXPECT_EQ(accepted.Next(300).Status, ND_IO_TIMEOUT) << "a request completed twice";
+}
+
+// #25: a peer that keeps its stream full (RDMA Writes into a region it was
+// given, back to back) must not hold the progress thread: it serves every
+// connection of the adapter. While one floods, a new client's request must
+// still reach GetConnectionRequest promptly (the listener's socket is
+// served by the same thread). The read loop stops after a budget and
+// comes back (Engine::Redispatch).
+TEST_F(HostileTcpClient, AFloodingPeerDoesNotHoldTheProgressThread) {
+    constexpr size_t kRegion = 1 << 20, kChunk = 32 * 1024;  // an FPDU carries < 64 KiB
+    Endpoint accepted;
+    Buffer target(kRegion);
+    ASSERT_TRUE(accepted.OpenOn(*server_) && target.Register(accepted)) << accepted.error;
+    auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
+    Socket s;
+    iwarp::MpaConfig crc;  // the provider checks every FPDU: its reading is slower than our sending
+    crc.crc = true;
+    ASSERT_TRUE(Handshake(s, crc)) << "the provider did not complete the handshake";
+    std::vector<uint8_t> flood;  // 16 MiB of Writes cycling through the region
+    std::vector<uint8_t> payload(kChunk, 0x5a);
+    const uint32_t stag = __builtin_bswap32(target.mr->GetRemoteToken());  // ND tokens are in network order
+    const auto base = reinterpret_cast<uint64_t>(target.bytes.data());
+    for (size_t at = 0; at < (16u << 20); at += kChunk)
+        iwarp::EncodeTagged(&flood, iwarp::Opcode::RdmaWrite, true, stag, base + at % kRegion, payload, true);
+    std::vector<uint8_t> write0;  // the RTR if one was negotiated, else just a Write
+    iwarp::EncodeTagged(&write0, iwarp::Opcode::RdmaWrite, true, 1, 0, {}, true);
+    ASSERT_TRUE(s.SendAll(write0));
+    ASSERT_TRUE(accepting.get()) << accepted.error;
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> sent{0};
+    std::thread flooder([&] {
+        int big = 8 << 20;
+        setsockopt(s.fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+        while (!stop.load()) {
+            const uint8_t *from = flood.data();
+            size_t left = flood.size();
+            while (left > 0 && !stop.load()) {
+                ssize_t n = send(s.fd, from, left, MSG_NOSIGNAL);
+                if (n <= 0) return;
+                from += n;
+                sent += static_cast<uint64_t>(n);
+                left -= static_cast<size_t>(n);
+            }
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the flood under way
+    uint64_t worst = 0;
+    for (int i = 0; i < 5; ++i) {
+        Endpoint next;
+        ASSERT_TRUE(next.OpenOn(*server_)) << next.error;
+        OVERLAPPED ov{};
+        HRESULT hr = next.listener->GetConnectionRequest(next.connector, &ov);
+        Socket c;
+        iwarp::Initiator init(iwarp::MpaConfig{}, {});
+        const uint64_t start = NowMs();
+        ASSERT_TRUE(c.Dial(port_) && c.SendAll(init.request()));
+        hr = next.Wait(next.listener, &ov, hr, 20000);
+        worst = std::max(worst, NowMs() - start);
+        EXPECT_EQ(hr, ND_SUCCESS) << "request " << i;
+        next.connector->Reject(nullptr, 0);
+    }
+    stop.store(true);
+    shutdown(s.fd, SHUT_RDWR);
+    flooder.join();
+    EXPECT_LT(worst, 300u) << "a new client's request waited " << worst << " ms behind a flooding peer";
+    EXPECT_EQ(target.bytes[kRegion - 1], 0x5a) << "the flood's Writes were not placed";
 }
 
 // The handshake completes and the peer then never sends its RTR (it never
