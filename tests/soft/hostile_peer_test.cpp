@@ -222,6 +222,23 @@ struct HostileClient {
     }
 };
 
+// The next message the listener published in `ring` (bounded spin), or nullptr.
+MsgHeader *NextMessage(RingConsumer &ring, MsgInfo *info) {
+    MsgHeader *m = nullptr;
+    for (int i = 0; i < 100000 && !m; ++i) m = ring.Peek(info);
+    return m;
+}
+
+// The listener's side of the tests below: 127.0.0.1, a port picked.
+opennd::kit::IpAddress Loopback() {
+    opennd::kit::IpAddress local;
+    opennd::kit::ParseAddress("127.0.0.1", &local);
+    return local;
+}
+bool Listen(nd_session::Endpoint &server, uint16_t *port) {
+    return server.Open(Loopback()) && server.Listen(Loopback(), port);
+}
+
 // A peer that announces a cross-memory copy into our memory and never ends
 // it costs one Deregister kQuiesceLimitMs; then its connection is ended and
 // no Deregister waits for it again.
@@ -229,10 +246,8 @@ class HostileClientTest : public ::testing::Test {
 protected:
     void SetUp() override {
         ASSERT_EQ(NdStartup(), S_OK);
-        opennd::kit::IpAddress local;
-        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
         uint16_t &port = port_;
-        ASSERT_TRUE(server_->Open(local) && server_->Listen(local, &port)) << server_->error;
+        ASSERT_TRUE(Listen(*server_, &port)) << server_->error;
         auto accepted = std::async(std::launch::async, [&] { return server_->Accept(); });
         client_->request_flags = RequestFlags();
         ASSERT_TRUE(client_->Connect(port, ReadyFlags()));
@@ -255,11 +270,9 @@ protected:
 TEST(HostilePeer, ARequestWhoseWakeIsNotAnEpollInstanceIsRefused) {
     ASSERT_EQ(NdStartup(), S_OK);
     {
-        opennd::kit::IpAddress local;
-        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
         nd_session::Endpoint server;
         uint16_t port = 0;
-        ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
+        ASSERT_TRUE(Listen(server, &port)) << server.error;
         HostileClient client;
         close(client.wake_given);
         client.wake_given = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // its own, to flip later
@@ -268,6 +281,52 @@ TEST(HostilePeer, ARequestWhoseWakeIsNotAnEpollInstanceIsRefused) {
     }
     NdCleanup();
 }
+
+// A client process running as another uid (tests run as root): it is told
+// the listener's port, runs `body`, which sets the one int it reports back,
+// then keeps its connections open until the parent is through (Finish).
+class OtherUidClient {
+public:
+    template <class F>
+    OtherUidClient(uid_t uid, F body) {
+        if (pipe(to_child_) != 0 || pipe(to_parent_) != 0) return;
+        pid_ = fork();
+        if (pid_ != 0) {
+            close(to_child_[0]);
+            close(to_parent_[1]);
+            return;
+        }
+        alarm(60);
+        close(to_child_[1]);
+        close(to_parent_[0]);
+        const gid_t gid = uid ? 65534 : 0;
+        uint16_t port = 0;
+        if (setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0 ||
+            read(to_child_[0], &port, sizeof port) != sizeof port)
+            _exit(2);
+        int answer = 0;
+        const int rc = body(port, &answer);
+        if (rc != 0) _exit(rc);
+        if (write(to_parent_[1], &answer, sizeof answer) != sizeof answer) _exit(4);
+        char done;
+        (void)!read(to_child_[0], &done, 1);
+        _exit(0);
+    }
+    bool Started() const { return pid_ > 0; }
+    bool TellPort(uint16_t port) { return write(to_child_[1], &port, sizeof port) == sizeof port; }
+    bool Answer(int *value) { return read(to_parent_[0], value, sizeof *value) == sizeof *value; }
+    // Lets the child go and reaps it: true if it exited 0.
+    bool Finish() {
+        close(to_child_[1]);
+        close(to_parent_[0]);
+        int status = 0;
+        return waitpid(pid_, &status, 0) == pid_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+
+private:
+    int to_child_[2] = {-1, -1}, to_parent_[2] = {-1, -1};
+    pid_t pid_ = -1;
+};
 
 // #25 hole 1: a privileged process (root here, holding CAP_SYS_PTRACE)
 // must not reach a peer of another uid by cross-memory attach. The kernel
@@ -282,61 +341,38 @@ TEST(HostilePeer, APrivilegedListenerDoesNotAttachToAPeerOfAnotherUid) {
     if (geteuid() != 0) GTEST_SKIP() << "needs root: to be privileged, and to run a client as another uid";
     for (uid_t uid : {uid_t{65534}, uid_t{0}}) {
         SCOPED_TRACE("client uid " + std::to_string(uid));
-        int to_child[2], to_parent[2];
-        ASSERT_EQ(pipe(to_child), 0);
-        ASSERT_EQ(pipe(to_parent), 0);
-        const pid_t child = fork();
-        ASSERT_GE(child, 0);
-        if (child == 0) {  // the client: another uid, speaking the CM protocol by hand
-            alarm(30);
-            close(to_child[1]);
-            close(to_parent[0]);
-            uint16_t port = 0;
-            if (setresgid(uid ? 65534 : 0, uid ? 65534 : 0, uid ? 65534 : 0) != 0 ||
-                setresuid(uid, uid, uid) != 0 || read(to_child[0], &port, sizeof port) != sizeof port)
-                _exit(2);
+        OtherUidClient child(uid, [](uint16_t port, int *flags) {
             static const volatile uint64_t probe = kProbeMagic;
             MrTable table;  // what an OpenND peer offers: a table the listener may fetch
             HostileClient client;
             client.probe_address = reinterpret_cast<uint64_t>(&probe);
             client.table_fd = table.fd();
-            if (!client.SendRequest(port) || client.Receive() != CmType::Accept) _exit(3);
-            const uint16_t flags = client.last.flags;
-            if (write(to_parent[1], &flags, sizeof flags) != sizeof flags) _exit(4);
-            char done;
-            (void)!read(to_child[0], &done, 1);  // holds the connection until the parent looked
-            _exit(0);
-        }
-        close(to_child[0]);
-        close(to_parent[1]);
+            if (!client.SendRequest(port) || client.Receive() != CmType::Accept) return 3;
+            *flags = client.last.flags;
+            return 0;
+        });
+        ASSERT_TRUE(child.Started());
         ASSERT_EQ(NdStartup(), S_OK);
         {
-            opennd::kit::IpAddress local;
-            ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
             nd_session::Endpoint server;
             uint16_t port = 0;
-            ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
-            ASSERT_EQ(write(to_child[1], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+            ASSERT_TRUE(Listen(server, &port)) << server.error;
+            ASSERT_TRUE(child.TellPort(port));
             OVERLAPPED ov{};
             ASSERT_EQ(server.Wait(server.listener, &ov, server.listener->GetConnectionRequest(server.connector, &ov)),
                       ND_SUCCESS);
             ASSERT_EQ(server.connector->Accept(server.qp, 8, 8, nullptr, 0, &ov), ND_PENDING);
-            uint16_t flags = 0xFFFF;
-            ASSERT_EQ(read(to_parent[0], &flags, sizeof flags), static_cast<ssize_t>(sizeof flags))
-                << "the client never saw our Accept";
+            int flags = 0xFFFF;
+            ASSERT_TRUE(child.Answer(&flags)) << "the client never saw our Accept";
             if (uid != 0)
                 EXPECT_EQ(flags & kCmFlagCanAccessPeer, 0) << "the listener reaches a client of another uid by CMA";
             else
                 EXPECT_NE(flags & kCmFlagCanAccessPeer, 0) << "the listener does not reach a client of its own uid";
-            close(to_child[1]);  // the client goes
             server.connector->CancelOverlappedRequests();
             server.Wait(server.connector, &ov, ND_PENDING);
         }
         NdCleanup();
-        close(to_parent[0]);
-        int status = 0;
-        ASSERT_EQ(waitpid(child, &status, 0), child);
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "client status " << status;
+        EXPECT_TRUE(child.Finish()) << "the client failed";
     }
 }
 
@@ -350,50 +386,36 @@ TEST(HostilePeer, OnePeerQueuesOnlyItsShareOfRequestsUnderListenZero) {
     if (geteuid() != 0) GTEST_SKIP() << "needs root: to run the flooding client as another uid";
     constexpr int kRequests = 40, kShare = 8;
     setenv("OPENND_SOFT_MAX_QUEUED", "32", 1);
-    int to_child[2], to_parent[2];
-    ASSERT_EQ(pipe(to_child), 0);
-    ASSERT_EQ(pipe(to_parent), 0);
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {  // the flood, as another uid
-        alarm(60);
-        close(to_child[1]);
-        close(to_parent[0]);
-        uint16_t port = 0;
-        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0 ||
-            read(to_child[0], &port, sizeof port) != sizeof port)
-            _exit(2);
+    OtherUidClient child(65534, [](uint16_t port, int *refused) {  // the flood
         std::vector<std::unique_ptr<HostileClient>> flood;
         for (int i = 0; i < kRequests; ++i) {
             flood.push_back(std::make_unique<HostileClient>());
-            if (!flood.back()->SendRequest(port)) _exit(3);
+            if (!flood.back()->SendRequest(port)) return 3;
         }
-        int refused = 0;  // answers come at once: counted until none came for a second
+        // Answers come at once: counted until none came for a second. The
+        // queued ones stay open until the parent is through.
         std::vector<bool> answered(flood.size(), false);
         for (uint64_t quiet_until = nd_session::NowMs() + 1000; nd_session::NowMs() < quiet_until;)
             for (size_t i = 0; i < flood.size(); ++i)
                 if (!answered[i] && flood[i]->Receive(1) == CmType::Reject) {
                     answered[i] = true;
-                    ++refused;
+                    ++*refused;
                     quiet_until = nd_session::NowMs() + 1000;
                 }
-        if (write(to_parent[1], &refused, sizeof refused) != sizeof refused) _exit(4);
-        char done;
-        (void)!read(to_child[0], &done, 1);  // the queued ones stay until the parent is through
-        _exit(0);
-    }
-    close(to_child[0]);
-    close(to_parent[1]);
+        static std::vector<std::unique_ptr<HostileClient>> kept;
+        kept = std::move(flood);
+        return 0;
+    });
+    ASSERT_TRUE(child.Started());
     ASSERT_EQ(NdStartup(), S_OK);
     {
-        opennd::kit::IpAddress local;
-        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+        const opennd::kit::IpAddress local = Loopback();
         nd_session::Endpoint server, good;
         uint16_t port = 0;
-        ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
-        ASSERT_EQ(write(to_child[1], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+        ASSERT_TRUE(Listen(server, &port)) << server.error;
+        ASSERT_TRUE(child.TellPort(port));
         int refused = -1;
-        ASSERT_EQ(read(to_parent[0], &refused, sizeof refused), static_cast<ssize_t>(sizeof refused));
+        ASSERT_TRUE(child.Answer(&refused));
         EXPECT_EQ(refused, kRequests - kShare) << "requests of one peer refused past its share";
 
         ASSERT_TRUE(good.OpenOn(server)) << good.error;
@@ -422,11 +444,7 @@ TEST(HostilePeer, OnePeerQueuesOnlyItsShareOfRequestsUnderListenZero) {
     }
     unsetenv("OPENND_SOFT_MAX_QUEUED");
     NdCleanup();
-    close(to_child[1]);
-    close(to_parent[0]);
-    int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "flood status " << status;
+    EXPECT_TRUE(child.Finish()) << "the flood failed";
 }
 
 // A client that gets our Accept and never sends Ready, holding its CM
@@ -437,11 +455,10 @@ TEST(HostilePeer, AClientThatNeverSendsReadyFailsTheAcceptInTime) {
     ASSERT_EQ(NdStartup(), S_OK);
     setenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS", "300", 1);
     {
-        opennd::kit::IpAddress local;
-        ASSERT_TRUE(opennd::kit::ParseAddress("127.0.0.1", &local));
+        const opennd::kit::IpAddress local = Loopback();
         nd_session::Endpoint server;
         uint16_t port = 0;
-        ASSERT_TRUE(server.Open(local) && server.Listen(local, &port)) << server.error;
+        ASSERT_TRUE(Listen(server, &port)) << server.error;
         HostileClient client;
         ASSERT_TRUE(client.SendRequest(port));
         OVERLAPPED ov{};
@@ -494,8 +511,7 @@ TEST_F(HostileClientTest, AStatusThePeerInventsReadsAsARemoteError) {
         ND2_SGE sge = b.Sge(0, 8);
         ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
         MsgInfo info;
-        MsgHeader *m = nullptr;
-        for (int i = 0; i < 100000 && !m; ++i) m = theirs.Peek(&info);
+        MsgHeader *m = NextMessage(theirs, &info);
         ASSERT_NE(m, nullptr) << "the Send never reached the ring";
         theirs.Finish(m, info, c.written);
         ND2_RESULT r{};
@@ -546,8 +562,7 @@ TEST_F(HostileClientTest, AConsumerPositionMovedBackEndsTheConnection) {
     ND2_SGE sge = b.Sge(0, 8);
     ASSERT_EQ(server.qp->Send(nullptr, &sge, 1, 0), ND_SUCCESS);
     MsgInfo info;
-    MsgHeader *m = nullptr;
-    for (int i = 0; i < 100000 && !m; ++i) m = theirs.Peek(&info);
+    MsgHeader *m = NextMessage(theirs, &info);
     ASSERT_NE(m, nullptr) << "the Send never reached the ring";
     theirs.Finish(m, info, ND_SUCCESS);
     std::vector<ND2_RESULT> first = TakeAll(server, 1);
@@ -587,8 +602,7 @@ TEST_F(HostileClientShortTimeouts, ARingReadThePeerTookAndNeverAnswersFailsInTim
     ND2_SGE sge = b.Sge(0, 64);
     ASSERT_EQ(server.qp->Read(nullptr, &sge, 1, 0x10000, 0x1234, 0), ND_SUCCESS);
     MsgInfo info;
-    MsgHeader *m = nullptr;
-    for (int i = 0; i < 100000 && !m; ++i) m = theirs.Peek(&info);
+    MsgHeader *m = NextMessage(theirs, &info);
     ASSERT_NE(m, nullptr) << "the Read request never reached the ring";
     theirs.Finish(m, info, ND_SUCCESS);  // taken; no answer ever comes
     std::vector<ND2_RESULT> got = TakeAll(server, 1);
