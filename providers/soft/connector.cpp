@@ -8,13 +8,12 @@
 #include <cstring>
 
 #include "cm_socket.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 #include "opennd/kit/registry.h"
 #include "srq.h"
 
 namespace soft {
-
-uint64_t NowMs();
 namespace kit = opennd::kit;
 namespace {
 

@@ -78,6 +78,7 @@ private:
     void OnFinalRelease() override;
     // requires mu_
     void ReadCmLocked(int fd);
+    bool PeerReachesUsLocked(const CmMessage &m);
     void HandleMessageLocked(const CmMessage &m, int *fds, int nfds);
     void HandleClosedLocked();
     void AbandonLocked(HRESULT connect_status);

@@ -9,11 +9,10 @@
 #include "cm_socket.h"
 #include "core_log.h"
 #include "connector.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 
 namespace soft {
-
-uint64_t NowMs();
 
 void Connector::Adopt(ConnRequest request) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -56,6 +55,13 @@ void Connector::OnReadable(int fd) {
     requests_.Complete(ov, ND_IO_TIMEOUT);
 }
 
+// The peer says (its Accept or Ready) whether it reaches our memory by
+// cross-memory attach: its copies are then waited for by Deregister's
+// barrier, unless this process already stalled one (Engine::StalledPeer).
+bool Connector::PeerReachesUsLocked(const CmMessage &m) {
+    return (m.flags & kCmFlagCanAccessPeer) != 0 && !engine_->StalledPeer(conn_->peer_pid);
+}
+
 void Connector::ReadCmLocked(int fd) {
     for (;;) {
         CmMessage m;
@@ -93,7 +99,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             }
             conn_->SetTimeouts((m.flags & kCmFlagUsesSrq) != 0);
             conn_->can_access_peer = cma && conn_->peer->mrs.valid();  // one-sided checks need its table
-            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0 && !engine_->StalledPeer(conn_->peer_pid);
+            conn_->peer_can_access_us = PeerReachesUsLocked(m);
             peer_msg_ = m;
             have_peer_data_ = true;
             // The passive side's final limits: what it serves is what we may issue.
@@ -112,7 +118,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
         return;
     case State::Accepting:
         if (m.type == CmType::Ready) {
-            conn_->peer_can_access_us = (m.flags & kCmFlagCanAccessPeer) != 0 && !engine_->StalledPeer(conn_->peer_pid);
+            conn_->peer_can_access_us = PeerReachesUsLocked(m);
             qp_->SetConnected();
             state_ = State::Connected;
             requests_.Complete(accept_ov_, ND_SUCCESS);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cerrno>
 
+#include "soft_clock.h"
 #include "soft_limits.h"
 
 namespace soft {
@@ -31,8 +32,8 @@ std::shared_ptr<Engine> Engine::Create() {
     // OPENND_SOFT_ARMED_POLL_MS (default 200) lets a test make a lost wake-up
     // obvious. Read per engine (per adapter), not once per process, so a test
     // can set it for the adapters it opens whatever ran before it.
-    if (const char *s = getenv("OPENND_SOFT_ARMED_POLL_MS"); s && *s) loop.armed_poll_ms = std::max(1, std::atoi(s));
-    if (const char *s = getenv("OPENND_SOFT_PARK_MS"); s && *s) loop.park_ms = std::max(1, std::atoi(s));
+    loop.armed_poll_ms = static_cast<int>(EnvMs("OPENND_SOFT_ARMED_POLL_MS", 200));
+    loop.park_ms = static_cast<int>(EnvMs("OPENND_SOFT_PARK_MS", 1));
     loop.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (loop.wake_fd < 0 || loop.epoll_fd < 0) return nullptr;
@@ -72,28 +73,13 @@ constexpr uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 
 void Engine::WatchStream(int fd, Watched *w) { Add(fd, w, kStreamEvents); }
 
-namespace {
-// NowMs's clock (queue_pair.cpp), which WakeAt times are read on.
-uint64_t CoarseMs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
-}
-
-uint64_t SteadyNs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
-}
-}  // namespace
-
 void Engine::Park(int fd, std::shared_ptr<const std::atomic<uint64_t>> polled) {
     std::lock_guard<std::mutex> lock(mu_);  // with the MOD: Unwatch (and a reuse of fd) cannot come between
     if (!watched_.count(fd) ||
         std::any_of(parked_.begin(), parked_.end(), [fd](const ParkedStream &p) { return p.fd == fd; }))
         return;
     const uint64_t seen = polled->load(std::memory_order_relaxed);
-    parked_.push_back({fd, std::move(polled), seen, kParkLookNs, SteadyNs() + kParkLookNs});
+    parked_.push_back({fd, std::move(polled), seen, kParkLookNs, NowNs() + kParkLookNs});
     epoll_event ev{};
     ev.events = EPOLLET;  // edge-triggered even for hang-ups: reported once, not in a loop
     ev.data.fd = fd;
@@ -153,7 +139,7 @@ void Engine::WakeAt(int fd, uint64_t at_ms) {
 int Engine::WakeDue(int most) {
     std::vector<int> due;
     uint64_t next = 0;
-    const uint64_t now = CoarseMs();
+    const uint64_t now = NowMs();
     {
         std::lock_guard<std::mutex> lock(mu_);
         std::erase_if(wake_at_, [&](const std::pair<int, uint64_t> &w) {
@@ -265,7 +251,7 @@ void Engine::QuiescePlacements() {
     }
     // One deadline for the whole barrier: N stopped peers cost it
     // kQuiesceLimitMs, not N times that.
-    const uint64_t until = CoarseMs() + kQuiesceLimitMs;
+    const uint64_t until = NowMs() + kQuiesceLimitMs;
     for (Pollable *p : dying) p->Quiesce(until);
     if (!dying.empty()) {
         std::lock_guard<std::mutex> lock(pollables_mu_);
@@ -344,21 +330,21 @@ void Engine::Dispatch(int fd) {
 // epoll_wait for up to timeout_ms; while streams are parked, in steps to
 // their next looks (LookAtParked). Holds the engine only for the looks.
 int Engine::Wait(const std::weak_ptr<Engine> &weak, Loop &loop, epoll_event *events, int timeout_ms) {
-    const uint64_t until = SteadyNs() + static_cast<uint64_t>(timeout_ms) * 1000000;
+    const uint64_t until = NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000;
     for (;;) {
-        uint64_t now = SteadyNs(), next = 0;
+        uint64_t now = NowNs(), next = 0;
         if (now >= until) return 0;
         if (std::shared_ptr<Engine> e = weak.lock()) next = e->LookAtParked(now);
         if (loop.stop.load()) return 0;  // (that may have been the last reference)
         if (next == 0) break;
-        now = SteadyNs();
+        now = NowNs();
         const uint64_t step = std::min(until, std::max(next, now)) - std::min(now, until);
         timespec ts{static_cast<time_t>(step / 1000000000), static_cast<long>(step % 1000000000)};
         int n = epoll_pwait2(loop.epoll_fd, events, kMaxEvents, &ts, nullptr);
         if (n < 0 && errno == ENOSYS) break;  // a kernel before 5.11: milliseconds
         if (n != 0 || loop.stop.load()) return n;
     }
-    const uint64_t now = SteadyNs();
+    const uint64_t now = NowNs();
     int left = now >= until ? 0 : static_cast<int>((until - now + 999999) / 1000000);
     if (std::shared_ptr<Engine> e = weak.lock()) {
         std::lock_guard<std::mutex> lock(e->mu_);
@@ -414,7 +400,7 @@ void Engine::Run(std::weak_ptr<Engine> weak, std::shared_ptr<Loop> loop) {
             again.swap(e->redispatch_);
         }
         for (int fd : again) e->Dispatch(fd);
-        e->LookAtParked(SteadyNs());  // (without epoll_pwait2, the only looks)
+        e->LookAtParked(NowNs());  // (without epoll_pwait2, the only looks)
     }
 }
 

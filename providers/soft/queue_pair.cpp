@@ -8,6 +8,7 @@
 
 #include "cm_socket.h"
 #include "core_log.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 #include "memory_objects.h"
 #include "opennd/kit/registry.h"
@@ -24,12 +25,6 @@ constexpr ULONG kSendFlags =
     ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_SEND_AND_SOLICIT_EVENT | ND_OP_FLAG_INLINE;
 
 }  // namespace
-
-uint64_t NowMs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // timeouts only: a few ms of resolution is plenty
-    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
-}
 
 QueuePair::QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, kit::CompletionQueue *rcq,
                      kit::CompletionQueue *icq, SharedReceiveQueue *srq, void *context, ULONG rdepth, ULONG idepth,

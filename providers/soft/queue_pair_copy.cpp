@@ -11,6 +11,7 @@
 #include "memory_objects.h"
 #include "queue_pair.h"
 #include "queue_pair_inline.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 
 namespace soft {
@@ -54,8 +55,6 @@ void Scatter(const ND2_SGE *sge, size_t nsge, uint32_t offset, const char *in, u
 }
 
 }  // namespace
-
-uint64_t NowMs();
 
 HRESULT QueuePair::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
                                     uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken) {

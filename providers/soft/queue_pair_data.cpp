@@ -8,14 +8,13 @@
 #include <utility>
 
 #include "core_log.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 #include "queue_pair.h"
 #include "queue_pair_inline.h"
 #include "srq.h"
 
 namespace soft {
-
-uint64_t NowMs();
 
 // ---------------------------------------------------------------- sending
 

@@ -16,11 +16,10 @@
 #include "cma_move.h"
 #include "core_log.h"
 #include "queue_pair.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 
 namespace soft {
-
-uint64_t NowMs();
 
 namespace {
 

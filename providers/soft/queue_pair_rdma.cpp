@@ -8,13 +8,12 @@
 
 #include "cma_move.h"
 #include "core_log.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 #include "memory_objects.h"
 #include "queue_pair.h"
 
 namespace soft {
-
-uint64_t NowMs();
 namespace {
 
 constexpr ULONG kReadFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE;

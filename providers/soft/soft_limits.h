@@ -14,6 +14,14 @@
 
 namespace soft {
 
+// A time in milliseconds from the environment (tests shorten timeouts):
+// `otherwise` when unset or not a positive number, at most an hour.
+inline uint32_t EnvMs(const char *name, uint32_t otherwise) {
+    const char *s = std::getenv(name);
+    const long v = s && *s ? std::atol(s) : 0;
+    return v > 0 ? static_cast<uint32_t>(std::min(v, 3600L * 1000)) : otherwise;
+}
+
 constexpr UINT16 kVendorId = 0x4F4E;  // "ON"
 constexpr UINT16 kDeviceId = 0x0001;
 constexpr UINT64 kAdapterId = 1;      // one adapter serves every local address
@@ -68,11 +76,7 @@ inline size_t HardQueuedRequests() {
 // over TCP its RTR) before it fails ND_IO_TIMEOUT: 30 s, lenient to a slow
 // program (the SPI asks providers to be), bounded for one that never does.
 // OPENND_SOFT_ACCEPT_TIMEOUT_MS (read at each Accept: tests set it per case).
-inline uint32_t AcceptTimeoutMs() {
-    const char *s = std::getenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS");
-    const long v = s && *s ? std::atol(s) : 30000;
-    return static_cast<uint32_t>(std::clamp<long>(v, 10, 3600 * 1000));
-}
+inline uint32_t AcceptTimeoutMs() { return EnvMs("OPENND_SOFT_ACCEPT_TIMEOUT_MS", 30000); }
 // Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
 // Windows providers return (COMPAT-NOTES).
 constexpr HRESULT kStatusBadNetworkName = static_cast<HRESULT>(0xC00000CCu);

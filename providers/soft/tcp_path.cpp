@@ -9,12 +9,11 @@
 #include "engine.h"
 #include "memory_objects.h"
 #include "queue_pair.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 #include "srq.h"
 
 namespace soft {
-
-uint64_t NowMs();
 namespace {
 
 HRESULT NdStatus(iwarp::OpStatus s) {

@@ -12,13 +12,12 @@
 #include "core_log.h"
 #include "opennd/kit/spin_lock.h"
 #include "queue_pair.h"
+#include "soft_clock.h"
 #include "soft_limits.h"
 #include "srq.h"
 #include "tcp_path.h"
 
 namespace soft {
-
-uint64_t NowMs();
 
 namespace {
 constexpr size_t kPullBudget = 1024 * 1024;
@@ -26,12 +25,6 @@ constexpr size_t kReadBudget = 1024 * 1024;  // see ReadSocketLocked
 constexpr uint64_t kBusyPollNs = 200 * 1000;
 constexpr uint64_t kWatchNs = 5 * 1000;  // see AppPolling
 constexpr uint64_t kTxRetryNs = 10 * 1000;  // see WriteSocketLocked
-
-uint64_t NowNs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
-}
 }  // namespace
 
 TcpPath::Event TcpPath::Progress(bool from_engine, bool may_park) {
