@@ -9,46 +9,32 @@
 
 #include "engine.h"
 #include "opennd/kit/com.h"
-#include "opennd/kit/overlapped.h"
+#include "opennd/kit/memory_region.h"
 
 namespace soft {
 
-class MemoryRegion : public opennd::kit::Unknown<IND2MemoryRegion> {
+// The kit's region shell (Register's checks, overlapped completion, bound
+// windows) over an entry of the engine's table.
+class MemoryRegion : public opennd::kit::MemoryRegion {
 public:
     MemoryRegion(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file);
     ~MemoryRegion() override;
-    bool Valid() const { return requests_.Valid(); }
     static MemoryRegion *Find(IUnknown *u);
     const Engine *engine() const { return engine_.get(); }
 
-    // The registration, if there is one.
-    bool Current(MrView *view, uint32_t *token);
-    // A window over [address, +length) is being bound: checked against the
-    // registration and counted in one step under mu_, so a Deregister
-    // either comes first (and the bind fails) or sees the window
-    // (ND_DEVICE_BUSY). `write`: the window grants remote write (R105).
-    bool ReserveWindow(uint64_t address, uint64_t length, bool write);
-    void WindowUnbound() { windows_.fetch_sub(1); }
-
-    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
-    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
-        return requests_.Result(ov, wait);
-    }
-    HRESULT STDMETHODCALLTYPE Register(const VOID *buffer, SIZE_T size, ULONG flags, OVERLAPPED *ov) override;
-    HRESULT STDMETHODCALLTYPE Deregister(OVERLAPPED *ov) override;
     UINT32 STDMETHODCALLTYPE GetLocalToken() override;
     UINT32 STDMETHODCALLTYPE GetRemoteToken() override;
 
 private:
+    HRESULT DoRegister(const opennd::kit::Registration &r) override;
+    void DoDeregister() override;
+    void AfterDeregister() override;
+
     opennd::kit::ComPtr<IND2Adapter> adapter_;
     std::shared_ptr<Engine> engine_;
-    opennd::kit::OverlappedRequests requests_;
-    std::mutex mu_;
-    // 0: not registered. Written under mu_; the token getters read it
-    // without (applications call them per request).
+    // 0: not registered. Written under the region's lock; the token getters
+    // read it without (applications call them per request).
     std::atomic<uint32_t> token_{0};
-    MrView view_;
-    std::atomic<int> windows_{0};
 };
 
 class MemoryWindow : public opennd::kit::Unknown<IND2MemoryWindow> {

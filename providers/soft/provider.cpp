@@ -14,10 +14,10 @@
 #include "soft_limits.h"
 #include "listener.h"
 #include "memory_objects.h"
+#include "opennd/kit/adapter.h"
 #include "opennd/kit/address.h"
 #include "opennd/kit/completion_queue.h"
 #include "opennd/adapter_notes.h"
-#include "opennd/overlapped_file.h"
 #include "queue_pair.h"
 #include "srq.h"
 
@@ -95,139 +95,86 @@ public:
 };
 
 
-class Adapter : public kit::Unknown<IND2Adapter> {
+// What this adapter declares; the kit enforces it at every Create*.
+ND2_ADAPTER_INFO AdapterInfo() {
+    ND2_ADAPTER_INFO info{};
+    info.VendorId = kVendorId;
+    info.DeviceId = kDeviceId;
+    info.AdapterId = kAdapterId;
+    info.MaxRegistrationSize = kMaxRegistrationSize;
+    info.MaxWindowSize = kMaxRegistrationSize;
+    info.MaxInitiatorSge = info.MaxReceiveSge = info.MaxReadSge = kMaxSge;
+    info.MaxTransferLength = kMaxTransferLength;
+    info.MaxInlineDataSize = kMaxInlineData;
+    info.MaxInboundReadLimit = info.MaxOutboundReadLimit = kMaxReadLimit;
+    info.MaxReceiveQueueDepth = info.MaxInitiatorQueueDepth = kMaxQueueDepth;
+    info.MaxSharedReceiveQueueDepth = kMaxQueueDepth;
+    info.MaxCompletionQueueDepth = kMaxCqDepth;
+    info.InlineRequestThreshold = kInlineRequestThreshold;
+    info.LargeRequestThreshold = kLargeRequestThreshold;
+    info.MaxCallerData = info.MaxCalleeData = kAdvertisedPrivateData;
+    info.AdapterFlags = ND_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED | ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED |
+                        ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+    return info;
+}
+
+class Adapter : public kit::Adapter {
 public:
-    explicit Adapter(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {}
+    explicit Adapter(std::shared_ptr<Engine> engine) : kit::Adapter(AdapterInfo()), engine_(std::move(engine)) {}
 
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
         if (ppv && iid == IID_IOpenNdAdapterNotes) {
             *ppv = static_cast<IOpenNdAdapterNotes *>(new Notes);
             return S_OK;
         }
-        return kit::Unknown<IND2Adapter>::QueryInterface(iid, ppv);
-    }
-
-    HRESULT STDMETHODCALLTYPE CreateOverlappedFile(HANDLE *ph) override {
-        if (!ph) return ND_INVALID_PARAMETER_1;
-        *ph = OpenNdCreateOverlappedFile();
-        return *ph ? ND_SUCCESS : ND_NO_MEMORY;
-    }
-    HRESULT STDMETHODCALLTYPE Query(ND2_ADAPTER_INFO *info, ULONG *pcb) override {
-        if (!pcb) return ND_INVALID_PARAMETER_2;
-        if (!info || *pcb < sizeof(ND2_ADAPTER_INFO)) {
-            *pcb = sizeof(ND2_ADAPTER_INFO);
-            return ND_BUFFER_OVERFLOW;
-        }
-        ULONG version = info->InfoVersion;  // the caller's value comes back (D02)
-        *info = ND2_ADAPTER_INFO{};
-        info->InfoVersion = version;
-        info->VendorId = kVendorId;
-        info->DeviceId = kDeviceId;
-        info->AdapterId = kAdapterId;
-        info->MaxRegistrationSize = kMaxRegistrationSize;
-        info->MaxWindowSize = kMaxRegistrationSize;
-        info->MaxInitiatorSge = info->MaxReceiveSge = info->MaxReadSge = kMaxSge;
-        info->MaxTransferLength = kMaxTransferLength;
-        info->MaxInlineDataSize = kMaxInlineData;
-        info->MaxInboundReadLimit = info->MaxOutboundReadLimit = kMaxReadLimit;
-        info->MaxReceiveQueueDepth = info->MaxInitiatorQueueDepth = kMaxQueueDepth;
-        info->MaxSharedReceiveQueueDepth = kMaxQueueDepth;
-        info->MaxCompletionQueueDepth = kMaxCqDepth;
-        info->InlineRequestThreshold = kInlineRequestThreshold;
-        info->LargeRequestThreshold = kLargeRequestThreshold;
-        info->MaxCallerData = info->MaxCalleeData = kAdvertisedPrivateData;
-        info->AdapterFlags = ND_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED | ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED |
-                             ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
-        *pcb = sizeof(ND2_ADAPTER_INFO);
-        return ND_SUCCESS;
-    }
-    HRESULT STDMETHODCALLTYPE QueryAddressList(SOCKET_ADDRESS_LIST *list, ULONG *pcb) override {
-        if (!pcb) return ND_INVALID_PARAMETER_2;
-        return kit::WriteAddressList(kit::LocalIpAddresses(), list, pcb);
-    }
-    HRESULT STDMETHODCALLTYPE CreateCompletionQueue(REFIID iid, HANDLE file, ULONG depth, USHORT, KAFFINITY affinity,
-                                                    VOID **pp) override {
-        if (depth == 0 || depth > kMaxCqDepth) return ND_INVALID_PARAMETER_3;
-        return kit::HandIfValid(new Cq(engine_, file, depth, affinity), iid, pp, ND_INVALID_PARAMETER_2);
-    }
-    HRESULT STDMETHODCALLTYPE CreateMemoryRegion(REFIID iid, HANDLE file, VOID **pp) override {
-        return kit::HandIfValid(new MemoryRegion(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
-    }
-    HRESULT STDMETHODCALLTYPE CreateMemoryWindow(REFIID iid, VOID **pp) override {
-        return kit::Hand(new MemoryWindow(this, engine_), iid, pp);
-    }
-    HRESULT STDMETHODCALLTYPE CreateSharedReceiveQueue(REFIID iid, HANDLE file, ULONG depth, ULONG max_sge,
-                                                       ULONG threshold, USHORT, KAFFINITY affinity,
-                                                       VOID **pp) override {
-        if (depth == 0 || depth > kMaxQueueDepth) return ND_INVALID_PARAMETER_3;
-        if (max_sge > kMaxSge) return ND_INVALID_PARAMETER_4;
-        // Every queue takes as many SGEs as the adapter allows, whatever it was
-        // created with, as hardware providers round up to the device's (COMPAT).
-        return kit::HandIfValid(new SharedReceiveQueue(this, engine_, file, depth, kMaxSge, threshold, affinity), iid,
-                                pp, ND_INVALID_PARAMETER_2);
-    }
-    HRESULT STDMETHODCALLTYPE CreateQueuePair(REFIID iid, IUnknown *rcq, IUnknown *icq, VOID *context, ULONG rdepth,
-                                              ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size,
-                                              VOID **pp) override {
-        kit::CompletionQueue *r = kit::CompletionQueue::FromUnknown(rcq);
-        kit::CompletionQueue *i = kit::CompletionQueue::FromUnknown(icq);
-        if (!r) return ND_INVALID_PARAMETER_2;
-        if (!i) return ND_INVALID_PARAMETER_3;
-        if (rdepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_5;
-        if (idepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_6;
-        if (rsge > kMaxSge) return ND_INVALID_PARAMETER_7;
-        if (isge > kMaxSge) return ND_INVALID_PARAMETER_8;
-        if (inline_size > kMaxInlineData) return ND_INVALID_PARAMETER_9;
-        return kit::Hand(new QueuePair(this, engine_, r, i, nullptr, context, rdepth, idepth, kMaxSge, kMaxSge,
-                                       inline_size),
-                         iid, pp);
-    }
-    HRESULT STDMETHODCALLTYPE CreateQueuePairWithSrq(REFIID iid, IUnknown *rcq, IUnknown *icq, IUnknown *srq_unknown,
-                                                     VOID *context, ULONG idepth, ULONG isge, ULONG inline_size,
-                                                     VOID **pp) override {
-        kit::CompletionQueue *r = kit::CompletionQueue::FromUnknown(rcq);
-        kit::CompletionQueue *i = kit::CompletionQueue::FromUnknown(icq);
-        SharedReceiveQueue *srq = SharedReceiveQueue::Find(srq_unknown);
-        if (!r) return ND_INVALID_PARAMETER_2;
-        if (!i) return ND_INVALID_PARAMETER_3;
-        if (!srq || srq->engine() != engine_.get()) return ND_INVALID_PARAMETER_4;
-        if (idepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_6;
-        if (isge > kMaxSge) return ND_INVALID_PARAMETER_7;
-        if (inline_size > kMaxInlineData) return ND_INVALID_PARAMETER_8;
-        return kit::Hand(new QueuePair(this, engine_, r, i, srq, context, 0, idepth, kMaxSge, kMaxSge, inline_size),
-                         iid, pp);
-    }
-    HRESULT STDMETHODCALLTYPE CreateConnector(REFIID iid, HANDLE file, VOID **pp) override {
-        return kit::HandIfValid(new Connector(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
-    }
-    HRESULT STDMETHODCALLTYPE CreateListener(REFIID iid, HANDLE file, VOID **pp) override {
-        return kit::HandIfValid(new Listener(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+        return kit::Adapter::QueryInterface(iid, ppv);
     }
 
 private:
+    std::vector<kit::IpAddress> Addresses() override { return kit::LocalIpAddresses(); }
+    bool OwnsSharedReceiveQueue(IUnknown *u) override {
+        SharedReceiveQueue *srq = SharedReceiveQueue::Find(u);
+        return srq && srq->engine() == engine_.get();
+    }
+    HRESULT NewCompletionQueue(HANDLE file, ULONG depth, KAFFINITY affinity, REFIID iid, void **pp) override {
+        return kit::HandIfValid(new Cq(engine_, file, depth, affinity), iid, pp, ND_INVALID_PARAMETER_2);
+    }
+    HRESULT NewMemoryRegion(HANDLE file, REFIID iid, void **pp) override {
+        return kit::HandIfValid(new MemoryRegion(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+    }
+    HRESULT NewMemoryWindow(REFIID iid, void **pp) override {
+        return kit::Hand(new MemoryWindow(this, engine_), iid, pp);
+    }
+    HRESULT NewSharedReceiveQueue(const kit::SharedReceiveQueueArgs &a, REFIID iid, void **pp) override {
+        // Every queue takes as many SGEs as the adapter allows, whatever it was
+        // created with, as hardware providers round up to the device's (COMPAT).
+        return kit::HandIfValid(new SharedReceiveQueue(this, engine_, a.file, a.depth, kMaxSge, a.threshold,
+                                                       a.affinity),
+                                iid, pp, ND_INVALID_PARAMETER_2);
+    }
+    HRESULT NewQueuePair(const kit::QueuePairArgs &a, REFIID iid, void **pp) override {
+        // SGE limits rounded up as for the SRQ (COMPAT).
+        return kit::Hand(new QueuePair(this, engine_, kit::CompletionQueue::FromUnknown(a.receive_cq),
+                                       kit::CompletionQueue::FromUnknown(a.initiator_cq),
+                                       SharedReceiveQueue::Find(a.srq), a.context, a.receive_depth,
+                                       a.initiator_depth, kMaxSge, kMaxSge, a.inline_size),
+                         iid, pp);
+    }
+    HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override {
+        return kit::HandIfValid(new Connector(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+    }
+    HRESULT NewListener(HANDLE file, REFIID iid, void **pp) override {
+        return kit::HandIfValid(new Listener(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+    }
+
     std::shared_ptr<Engine> engine_;
 };
 
-class Provider : public kit::Unknown<IND2Provider> {
-public:
-    HRESULT STDMETHODCALLTYPE QueryAddressList(SOCKET_ADDRESS_LIST *list, ULONG *pcb) override {
-        if (!pcb) return ND_INVALID_PARAMETER_2;
-        return kit::WriteAddressList(kit::LocalIpAddresses(), list, pcb);
-    }
-    HRESULT STDMETHODCALLTYPE ResolveAddress(const sockaddr *sa, ULONG cb, UINT64 *id) override {
-        if (!id) return ND_INVALID_PARAMETER_3;
-        if (!kit::IsIpSockaddr(sa, cb)) return ND_INVALID_ADDRESS;
-        for (const auto &a : kit::LocalIpAddresses())
-            if (kit::SameIp(a.sa(), sa)) {
-                *id = kAdapterId;
-                return ND_SUCCESS;
-            }
-        return ND_INVALID_ADDRESS;
-    }
-    HRESULT STDMETHODCALLTYPE OpenAdapter(REFIID iid, UINT64 id, VOID **pp) override {
-        if (!pp) return ND_INVALID_PARAMETER_3;
-        *pp = nullptr;
-        if (id != kAdapterId) return ND_INVALID_PARAMETER;
+// One adapter, serving every local address.
+class Provider : public kit::Provider {
+    std::vector<UINT64> AdapterIds() override { return {kAdapterId}; }
+    std::vector<kit::IpAddress> AdapterAddresses(UINT64) override { return kit::LocalIpAddresses(); }
+    HRESULT NewAdapter(UINT64, REFIID iid, void **pp) override {
         auto engine = Engine::Create();
         if (!engine) return ND_INSUFFICIENT_RESOURCES;
         return kit::Hand(new Adapter(std::move(engine)), iid, pp);

@@ -21,8 +21,6 @@ namespace kit = opennd::kit;
 namespace {
 
 using QpRegistry = kit::Registry<QueuePair, IND2QueuePair>;
-constexpr ULONG kSendFlags =
-    ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_SEND_AND_SOLICIT_EVENT | ND_OP_FLAG_INLINE;
 
 }  // namespace
 
@@ -31,7 +29,8 @@ QueuePair::QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, kit::
                      ULONG rsge, ULONG isge, ULONG inline_size)
     : adapter_(adapter, true), engine_(std::move(engine)), rcq_(rcq, true), icq_(icq, true),
       srq_ref_(srq, true), srq_(srq), context_(context), rdepth_(rdepth), idepth_(idepth), rsge_(rsge),
-      isge_(isge), inline_size_(inline_size), id_(engine_->NextQpId()) {
+      isge_(isge), inline_size_(inline_size), limits_{isge, rsge, inline_size, kMaxSge * 4, kMaxTransferLength},
+      id_(engine_->NextQpId()) {
     QpRegistry::Add(this);
     rcq_->AddPoller(this);
     if (icq != rcq) icq_->AddPoller(this);
@@ -144,29 +143,16 @@ HRESULT QueuePair::Flush() {
     return ND_SUCCESS;
 }
 
-HRESULT QueuePair::CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline) {
-    if (flags & ~allowed) return bad_flags;
-    if (nsge > isge_ && !(may_inline && (flags & ND_OP_FLAG_INLINE))) return ND_DATA_OVERRUN;
-    State s = state();
-    if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
-    return ND_SUCCESS;
-}
-
 void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
     AddOpLocked(type, ctx, flags, true, status, 0);
     if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
 
 HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) {
-    HRESULT hr = CheckInitiator(nsge, flags, kSendFlags, ND_INVALID_PARAMETER_4, true);
-    if (FAILED(hr)) return hr;
-    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
-    if ((flags & ND_OP_FLAG_INLINE) && nsge > kMaxSge * 4) return ND_DATA_OVERRUN;
     uint64_t total = 0;
-    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
+    HRESULT hr = kit::CheckSend(limits_, sge, nsge, flags, MayPost(), &total);
+    if (FAILED(hr)) return hr;
     bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
-    if (inline_data && total > inline_size_) return ND_BUFFER_OVERFLOW;
     if (tcp_) return TcpSend(ctx, sge, nsge, flags);
     std::unique_lock<QpLock> lock(tx_mu_);
     // Reaping reads what the peer writes as it consumes; a Send needs it only
@@ -219,24 +205,9 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     return ND_SUCCESS;
 }
 
-HRESULT CheckReceive(const ND2_SGE *sge, ULONG nsge, ULONG max_sge) {
-    if (nsge > max_sge) return ND_DATA_OVERRUN;
-    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
-    uint64_t total = 0;
-    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
-    return ND_SUCCESS;
-}
-
-HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out) {
-    HRESULT hr = CheckReceive(sge, nsge, max_sge);
-    if (SUCCEEDED(hr)) out->Assign(ctx, sge, nsge);
-    return hr;
-}
-
 HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
-    HRESULT hr = CheckReceive(sge, nsge, rsge_);
+    HRESULT hr = kit::CheckReceive(rsge_, kMaxTransferLength, sge, nsge);
     if (FAILED(hr)) return hr;
     {
         std::lock_guard<QpLock> lock(rx_mu_);

@@ -30,6 +30,7 @@
 #include "engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
+#include "opennd/kit/post_checks.h"
 #include "opennd/kit/spin_lock.h"
 #include "ring_queue.h"
 #include "tcp_path.h"
@@ -61,12 +62,6 @@ public:
 private:
     std::atomic<uint32_t> requests_{0};
 };
-
-// Checks a Receive (QP or SRQ): ND_DATA_OVERRUN for too many SGEs,
-// ND_BUFFER_OVERFLOW for more bytes than a transfer can hold. MakeReceive
-// also copies it into *out.
-HRESULT CheckReceive(const ND2_SGE *sge, ULONG nsge, ULONG max_sge);
-HRESULT MakeReceive(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG max_sge, PostedReceive *out);
 
 // The queue pair's two locks are taken on every message and held for short
 // sections (a long one: a cross-memory copy, which a waiter spins out then
@@ -203,7 +198,11 @@ private:
         bool solicited = false;
     };
 
-    HRESULT CheckInitiator(ULONG nsge, ULONG flags, ULONG allowed, HRESULT bad_flags, bool may_inline);
+    // Posting is allowed once connected, and after (it completes ND_CANCELED).
+    bool MayPost() const {
+        const State s = state();
+        return s != State::Idle && s != State::Attached;
+    }
     // requires tx_mu_
     // AddOpLocked and TryPublishSendLocked: queue_pair_inline.h.
     [[gnu::always_inline]] inline Op &AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done,
@@ -283,6 +282,7 @@ private:
     SharedReceiveQueue *srq_;
     void *context_;
     const ULONG rdepth_, idepth_, rsge_, isge_, inline_size_;
+    const opennd::kit::PostLimits limits_;  // the kit's per-request checks (post_checks.h)
     const uint64_t id_;
     std::atomic<State> state_{State::Idle};
     std::atomic<bool> reserved_{false};

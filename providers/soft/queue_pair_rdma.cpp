@@ -14,15 +14,6 @@
 #include "queue_pair.h"
 
 namespace soft {
-namespace {
-
-constexpr ULONG kReadFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE;
-constexpr ULONG kWriteFlags = ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_INLINE;
-constexpr ULONG kBindFlags =
-    ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE;
-
-}  // namespace
-
 // Queues the completion of a request done at post time; a failure ends the
 // connection (R090): receives flush and the peer is told.
 HRESULT QueuePair::FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
@@ -94,12 +85,9 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
 }
 
 HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
-    HRESULT hr = CheckInitiator(nsge, flags, kReadFlags, ND_INVALID_PARAMETER_6, false);
-    if (FAILED(hr)) return hr;
-    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
     uint64_t total = 0;
-    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;  // R096
+    HRESULT hr = opennd::kit::CheckOneSided(limits_, false, sge, nsge, flags, MayPost(), &total);
+    if (FAILED(hr)) return hr;
     if (tcp_) return TcpOneSided(false, ctx, sge, nsge, total, raddr, rtoken, flags);
     std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
@@ -114,13 +102,9 @@ HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr
 }
 
 HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
-    HRESULT hr = CheckInitiator(nsge, flags, kWriteFlags, ND_INVALID_PARAMETER_6, true);
-    if (FAILED(hr)) return hr;
-    if (nsge && !sge) return ND_INVALID_PARAMETER_2;
     uint64_t total = 0;
-    for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    if (total > kMaxTransferLength) return ND_BUFFER_OVERFLOW;
-    if ((flags & ND_OP_FLAG_INLINE) && (total > inline_size_ || nsge > kMaxSge * 4)) return ND_BUFFER_OVERFLOW;
+    HRESULT hr = opennd::kit::CheckOneSided(limits_, true, sge, nsge, flags, MayPost(), &total);
+    if (FAILED(hr)) return hr;
     if (tcp_) return TcpOneSided(true, ctx, sge, nsge, total, raddr, rtoken, flags);
     std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
@@ -136,17 +120,16 @@ HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 radd
 
 HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, const VOID *buffer, SIZE_T size,
                         ULONG flags) {
-    if (flags & ~kBindFlags) return ND_INVALID_PARAMETER_6;
+    if (flags & ~opennd::kit::kBindFlags) return ND_INVALID_PARAMETER_6;
     MemoryRegion *mr = MemoryRegion::Find(mr_unknown);
     if (!mr || mr->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
     MemoryWindow *mw = MemoryWindow::Find(mw_unknown);
     if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_3;
-    State s = state();
-    if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
-    MrView region;
-    if (!mr->Current(&region, nullptr)) return ND_ACCESS_VIOLATION;
+    if (!MayPost()) return ND_CONNECTION_INVALID;
+    opennd::kit::Registration region;
+    if (!mr->Current(&region)) return ND_ACCESS_VIOLATION;
     if (!region.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
-    if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !(region.rights & kRightLocalWrite)) return ND_ACCESS_VIOLATION;  // R105
+    if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !region.LocalWrite()) return ND_ACCESS_VIOLATION;  // R105
     std::unique_lock<QpLock> lock(tx_mu_);
     ReapLocked();
     if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
@@ -162,11 +145,10 @@ HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, c
 }
 
 HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
-    if (flags & ~(ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE)) return ND_INVALID_PARAMETER_3;
+    if (flags & ~opennd::kit::kInvalidateFlags) return ND_INVALID_PARAMETER_3;
     MemoryWindow *mw = MemoryWindow::Find(mw_unknown);
     if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
-    State s = state();
-    if (s == State::Idle || s == State::Attached) return ND_CONNECTION_INVALID;
+    if (!MayPost()) return ND_CONNECTION_INVALID;
     // The window's region, if this was its last reference, goes after the
     // lock (declared first): releasing a region runs the Deregister
     // barrier, which takes every queue pair's locks.

@@ -6,6 +6,7 @@
 
 #include "soft_limits.h"
 #include "opennd/kit/completion_queue.h"
+#include "opennd/kit/post_checks.h"
 #include "opennd/kit/registry.h"
 
 namespace soft {
@@ -95,9 +96,10 @@ HRESULT SharedReceiveQueue::Notify(OVERLAPPED *ov) {
 }
 
 HRESULT SharedReceiveQueue::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
-    PostedReceive r;
-    HRESULT hr = MakeReceive(ctx, sge, nsge, max_sge_, &r);
+    HRESULT hr = kit::CheckReceive(max_sge_, kMaxTransferLength, sge, nsge);
     if (FAILED(hr)) return hr;
+    PostedReceive r;
+    r.Assign(ctx, sge, nsge);
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (receives_.size() >= depth_) return ND_NO_MORE_ENTRIES;

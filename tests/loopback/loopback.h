@@ -34,5 +34,7 @@ constexpr ULONG kLoopbackInline = 0x40000000;
 constexpr ULONG kMaxCqDepth = 1 << 16;
 constexpr ULONG kMaxQueueDepth = 4096;
 constexpr ULONG kMaxSge = 4;
+constexpr ULONG kMaxInlineData = 256;
+constexpr ULONG kMaxTransferLength = 32u << 20;
 
 }  // namespace loopback

@@ -2,6 +2,7 @@
 // connector and listener. Each keeps its adapter alive (ComPtr).
 #include "objects.h"
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -9,57 +10,44 @@
 #include "loopback.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
+#include "opennd/kit/memory_region.h"
 #include "opennd/kit/overlapped.h"
+#include "opennd/kit/post_checks.h"
 
 namespace loopback {
 namespace kit = opennd::kit;
 
 namespace {
 
-class MemoryRegion : public kit::Unknown<IND2MemoryRegion> {
+// The kit's region; its tokens are random numbers.
+class MemoryRegion : public kit::MemoryRegion {
 public:
-    MemoryRegion(IND2Adapter *adapter, HANDLE file) : adapter_(adapter, true), requests_(file) {}
-    bool Valid() const { return requests_.Valid(); }
+    MemoryRegion(IND2Adapter *adapter, HANDLE file) : kit::MemoryRegion(file, SIZE_T(1) << 40), adapter_(adapter, true) {}
 
-    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
-    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
-        return requests_.Result(ov, wait);
-    }
-    HRESULT STDMETHODCALLTYPE Register(const VOID *buf, SIZE_T len, ULONG flags, OVERLAPPED *ov) override {
-        if (!buf && len) return ND_ACCESS_VIOLATION;
-        if (len > (SIZE_T(1) << 40)) return ND_INVALID_PARAMETER;
-        std::lock_guard<std::mutex> lock(mu_);
-        if (registered_) return ND_INVALID_DEVICE_STATE;
-        registered_ = true;
-        local_ = RandomToken();
-        remote_ = RandomToken();
-        if (flags & kLoopbackInline) return ND_SUCCESS;  // skip-on-success: nothing is posted
-        return requests_.CompleteNow(ov, ND_SUCCESS);
-    }
-    HRESULT STDMETHODCALLTYPE Deregister(OVERLAPPED *ov) override {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!registered_) return ND_INVALID_DEVICE_STATE;
-        registered_ = false;
-        return requests_.CompleteNow(ov, ND_SUCCESS);
-    }
-    UINT32 STDMETHODCALLTYPE GetLocalToken() override { return local_; }
-    UINT32 STDMETHODCALLTYPE GetRemoteToken() override { return remote_; }
+    UINT32 STDMETHODCALLTYPE GetLocalToken() override { return local_.load(); }
+    UINT32 STDMETHODCALLTYPE GetRemoteToken() override { return remote_.load(); }
 
 private:
+    HRESULT DoRegister(const kit::Registration &) override {
+        local_ = RandomToken();
+        remote_ = RandomToken();
+        return ND_SUCCESS;
+    }
+    void DoDeregister() override {}
+    bool CompletesInline(const kit::Registration &r) const override { return (r.flags & kLoopbackInline) != 0; }
+
     kit::ComPtr<IND2Adapter> adapter_;
-    kit::OverlappedRequests requests_;
-    std::mutex mu_;
-    bool registered_ = false;
-    uint32_t local_ = 0, remote_ = 0;
+    std::atomic<uint32_t> local_{0}, remote_{0};
 };
 
 // A queue pair whose Sends land in its own posted Receives.
 class QueuePair : public kit::Unknown<IND2QueuePair> {
 public:
-    QueuePair(IND2Adapter *adapter, kit::CompletionQueue *rcq, kit::CompletionQueue *icq, void *context, ULONG rdepth,
-              ULONG /*idepth: Sends complete at once, none waits*/, ULONG rsge, ULONG isge)
-        : adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), context_(context), rdepth_(rdepth), rsge_(rsge),
-          isge_(isge) {}
+    // The initiator depth is not needed: Sends complete at once, none waits.
+    QueuePair(IND2Adapter *adapter, const kit::QueuePairArgs &a)
+        : adapter_(adapter, true), rcq_(kit::CompletionQueue::FromUnknown(a.receive_cq), true),
+          icq_(kit::CompletionQueue::FromUnknown(a.initiator_cq), true), context_(a.context),
+          rdepth_(a.receive_depth), limits_{a.initiator_sge, a.receive_sge, a.inline_size, kMaxSge, kMaxTransferLength} {}
 
     HRESULT STDMETHODCALLTYPE Flush() override {
         std::lock_guard<std::mutex> lock(mu_);
@@ -68,11 +56,9 @@ public:
         return ND_SUCCESS;
     }
     HRESULT STDMETHODCALLTYPE Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) override {
-        if (flags & ~(ND_OP_FLAG_SILENT_SUCCESS | ND_OP_FLAG_READ_FENCE | ND_OP_FLAG_SEND_AND_SOLICIT_EVENT |
-                      ND_OP_FLAG_INLINE))
-            return ND_INVALID_PARAMETER_4;
-        if (nsge > isge_ && !(flags & ND_OP_FLAG_INLINE)) return ND_DATA_OVERRUN;
-        if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+        uint64_t len = 0;
+        HRESULT hr = kit::CheckSend(limits_, sge, nsge, flags, true, &len);
+        if (FAILED(hr)) return hr;
         std::lock_guard<std::mutex> lock(mu_);
         if (receives_.empty()) {
             Complete(icq_.get(), ctx, Nd2RequestTypeSend, ND_IO_TIMEOUT, 0, false);
@@ -80,10 +66,7 @@ public:
         }
         Recv r = receives_.front();
         receives_.pop_front();
-        size_t len = 0;
-        for (ULONG i = 0; i < nsge; ++i) len += sge[i].BufferLength;
-        size_t room = 0;
-        for (const auto &s : r.sge) room += s.BufferLength;
+        const uint64_t room = kit::SgeBytes(r.sge.data(), static_cast<ULONG>(r.sge.size()));
         if (len > room) {
             Complete(rcq_.get(), r.context, Nd2RequestTypeReceive, ND_BUFFER_OVERFLOW, 0, false);
             Complete(icq_.get(), ctx, Nd2RequestTypeSend, ND_REMOTE_ERROR, 0, false);
@@ -106,8 +89,8 @@ public:
         return ND_SUCCESS;
     }
     HRESULT STDMETHODCALLTYPE Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) override {
-        if (nsge > rsge_) return ND_DATA_OVERRUN;
-        if (nsge && !sge) return ND_INVALID_PARAMETER_2;
+        HRESULT hr = kit::CheckReceive(limits_.receive_sge, limits_.max_transfer, sge, nsge);
+        if (FAILED(hr)) return hr;
         std::lock_guard<std::mutex> lock(mu_);
         if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
         receives_.push_back({ctx, std::vector<ND2_SGE>(sge, sge + nsge)});
@@ -139,7 +122,8 @@ private:
     kit::ComPtr<IND2Adapter> adapter_;
     kit::ComPtr<kit::CompletionQueue> rcq_, icq_;
     void *context_;
-    ULONG rdepth_, rsge_, isge_;
+    ULONG rdepth_;
+    const kit::PostLimits limits_;
     std::mutex mu_;
     std::deque<Recv> receives_;
 };
@@ -231,18 +215,8 @@ HRESULT MakeMemoryRegion(IND2Adapter *adapter, HANDLE file, REFIID iid, void **p
     return kit::HandIfValid(new MemoryRegion(adapter, file), iid, pp, ND_INVALID_HANDLE);
 }
 
-HRESULT MakeQueuePair(IND2Adapter *adapter, REFIID iid, IUnknown *rcq, IUnknown *icq, void *context, ULONG rdepth,
-                      ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size, void **pp) {
-    kit::CompletionQueue *r = kit::CompletionQueue::FromUnknown(rcq);
-    kit::CompletionQueue *i = kit::CompletionQueue::FromUnknown(icq);
-    if (!r) return ND_INVALID_PARAMETER_2;
-    if (!i) return ND_INVALID_PARAMETER_3;
-    if (rdepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_5;
-    if (idepth > kMaxQueueDepth) return ND_INVALID_PARAMETER_6;
-    if (rsge > kMaxSge) return ND_INVALID_PARAMETER_7;
-    if (isge > kMaxSge) return ND_INVALID_PARAMETER_8;
-    if (inline_size > 256) return ND_INVALID_PARAMETER_9;
-    return kit::Hand(new QueuePair(adapter, r, i, context, rdepth, idepth, rsge, isge), iid, pp);
+HRESULT MakeQueuePair(IND2Adapter *adapter, const kit::QueuePairArgs &args, REFIID iid, void **pp) {
+    return kit::Hand(new QueuePair(adapter, args), iid, pp);
 }
 
 HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp) {

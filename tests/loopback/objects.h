@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "ndspi.h"
+#include "opennd/kit/adapter.h"
 #include "opennd/kit/address.h"
 
 namespace loopback {
 
 uint32_t RandomToken();
 HRESULT MakeMemoryRegion(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp);
-HRESULT MakeQueuePair(IND2Adapter *adapter, REFIID iid, IUnknown *rcq, IUnknown *icq, void *context, ULONG rdepth,
-                      ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size, void **pp);
+HRESULT MakeQueuePair(IND2Adapter *adapter, const opennd::kit::QueuePairArgs &args, REFIID iid, void **pp);
 HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp);
 HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp,
                      std::vector<opennd::kit::IpAddress> addresses);
