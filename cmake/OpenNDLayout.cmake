@@ -34,11 +34,16 @@ endif()
 set(OPENND_SYSTEM_CATALOG_DIR "/etc/opennd/providers.d")
 file(MAKE_DIRECTORY ${OPENND_BUILD_CATALOG_DIR})
 
-# opennd_add_provider(<target> NAME <file-stem> GUID <{...}> [DESCRIPTION <text>] SOURCES ...)
+# opennd_add_provider(<target> NAME <file-stem> GUID <{...}> [DESCRIPTION <text>] [ORDER <NN>] SOURCES ...)
 # Builds a provider library into lib/opennd/, writes its catalog entry into
-# the build-tree catalog and installs both.
+# the build-tree catalog and installs both. ORDER is the entry's place in the
+# catalog (default 50); 90 to 99 are for providers that serve every address
+# (opennd/catalog.h), so that one serving a NIC's addresses is tried first.
 function(opennd_add_provider target)
-  cmake_parse_arguments(P "" "NAME;GUID;DESCRIPTION" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(P "" "NAME;GUID;DESCRIPTION;ORDER" "SOURCES;LIBS" ${ARGN})
+  if(NOT P_ORDER)
+    set(P_ORDER 50)
+  endif()
   add_library(${target} MODULE ${P_SOURCES})
   target_link_libraries(${target} PRIVATE opennd_kit opennd opennd_warnings ${P_LIBS})
   set_target_properties(${target} PROPERTIES
@@ -51,7 +56,13 @@ function(opennd_add_provider target)
   set(OPENND_ENTRY_GUID ${P_GUID})
   set(OPENND_ENTRY_DESCRIPTION "${P_DESCRIPTION}")
   set(OPENND_ENTRY_LIBRARY "${OPENND_PROVIDERS_FROM_CATALOG}/lib${P_NAME}.so")
-  configure_file(${PROJECT_SOURCE_DIR}/cmake/provider.conf.in ${OPENND_BUILD_CATALOG_DIR}/50-${P_NAME}.conf @ONLY)
+  # An entry this build wrote under another order is gone from the build catalog.
+  file(GLOB _stale ${OPENND_BUILD_CATALOG_DIR}/[0-9][0-9]-${P_NAME}.conf)
+  list(REMOVE_ITEM _stale ${OPENND_BUILD_CATALOG_DIR}/${P_ORDER}-${P_NAME}.conf)
+  if(_stale)
+    file(REMOVE ${_stale})
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/provider.conf.in ${OPENND_BUILD_CATALOG_DIR}/${P_ORDER}-${P_NAME}.conf @ONLY)
   install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/${OPENND_PROVIDER_SUBDIR})
-  install(FILES ${OPENND_BUILD_CATALOG_DIR}/50-${P_NAME}.conf DESTINATION ${OPENND_INSTALL_CATALOG_DIR})
+  install(FILES ${OPENND_BUILD_CATALOG_DIR}/${P_ORDER}-${P_NAME}.conf DESTINATION ${OPENND_INSTALL_CATALOG_DIR})
 endfunction()

@@ -118,9 +118,13 @@ OPENND_API void *LoadProviderLibrary(const std::string &path, int dlopen_flags, 
  *      entry names its own order (ndinstall -i 20-foo.conf keeps 20);
  *   2. otherwise, when replacing an installed provider, its existing prefix
  *      (the provider keeps its place in the catalog);
- *   3. otherwise the smallest NN from 50 to 99 that makes the new file sort
- *      after every existing file (a new provider goes last, as in Winsock);
- *      99 if none does.
+ *   3. otherwise the smallest NN from 50 to 89 that makes the new file sort
+ *      after every existing file below 90 (a new provider goes last, as in
+ *      Winsock, but before the fallbacks); 89 if none does.
+ * Orders 90 to 99 are for fallback providers, which serve every address
+ * (ndsoft is 90): NdOpenAdapter tries providers in catalog order, so one
+ * that serves an address of its own (a NIC's) must come first. A provider
+ * that serves every address installs itself with an order of 90 or more.
  * Fails (false, *error says why) if the entry cannot be stored (see
  * FormatCatalogEntry), the directory is refused by ReadCatalog's rules, the
  * target name belongs to another provider, or on an I/O error. */

@@ -113,6 +113,11 @@ std::vector<DropIn> Scan(const std::string &dir) {
     return out;
 }
 
+// Orders 90 to 99 are for providers that serve every address (ndsoft): a
+// provider installed without an order goes before them, so NdOpenAdapter
+// tries a provider that serves an address of its own (a NIC's) first.
+constexpr char kFallbackOrderPrefix[] = "90-";
+
 // "NN" if the file name starts with two digits and '-'.
 std::string OrderPrefix(const std::string &path) {
     std::string n = std::filesystem::path(path).filename().string();
@@ -155,19 +160,19 @@ int InstallEntries(const std::string &dir, const std::vector<CatalogEntry> &entr
 
     std::vector<DropIn> files = Scan(dir);
     std::vector<std::string> mine;  // files of this provider, to be replaced
-    std::string last_other;         // the last file of any other provider
+    std::string last_other;         // the last file of any other provider, below the fallback orders
     for (const DropIn &f : files) {
         if (f.parsed && f.entry.provider_id == id)
             mine.push_back(f.name);
-        else
+        else if (f.name < kFallbackOrderPrefix)
             last_other = f.name;
     }
     const std::string base = SanitizeName(entries[0].name);
     std::string nn = OrderPrefix(entries[0].file);
     if (nn.empty() && !mine.empty()) nn = OrderPrefix(mine[0]);
     if (nn.empty()) {
-        nn = "99";
-        for (int n = 50; n <= 99; ++n) {
+        nn = "89";
+        for (int n = 50; n <= 89; ++n) {
             std::string cand = std::to_string(n);
             if (last_other.empty() || TargetName(cand, base, 0, entries.size()) > last_other) {
                 nn = cand;

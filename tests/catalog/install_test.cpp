@@ -80,6 +80,27 @@ TEST(CatalogInstall, NewProvidersGoLastAndReplacementsKeepTheirPlace) {
     EXPECT_EQ(l.entries[0].library, "/opt/nd/zeta2.so");
 }
 
+// A provider that serves every address (ndsoft, order 90) stays last: one
+// installed after it, without an order, is tried first.
+TEST(CatalogInstall, NewProvidersGoBeforeTheFallbackOrders) {
+    TempDir t;
+    CatalogEntry fallback = Entry("soft", 1);
+    fallback.file = "90-soft.conf";
+    Install(t.path(), fallback);
+    Install(t.path(), Entry("nic", 2));
+    Install(t.path(), Entry("nic2", 3));
+    EXPECT_EQ(ConfNames(t.path()), "50-nic.conf,50-nic2.conf,90-soft.conf");
+    EXPECT_EQ(Names(opennd::ReadCatalog(t.path())), "nic,nic2,soft");
+    // Every order below 90 taken by names that sort late: 89, still first.
+    TempDir full;
+    CatalogEntry late = Entry("zz", 4);
+    late.file = "89-zz.conf";
+    Install(full.path(), late);
+    Install(full.path(), fallback);
+    Install(full.path(), Entry("aa", 5));
+    EXPECT_EQ(ConfNames(full.path()), "89-aa.conf,89-zz.conf,90-soft.conf");
+}
+
 TEST(CatalogInstall, EntryNamesItsOwnOrderAndNamesAreSanitised) {
     TempDir t;
     Install(t.path(), Entry("late", 1));
