@@ -1,4 +1,5 @@
 #include "opennd/kit/reader_gate.h"
+#include "opennd/params.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -30,7 +31,7 @@ ThreadRecord g_exited(ReaderGate::kMaxDepth);
 long Membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
 bool RegisterMembarrier() {
-    const char *off = std::getenv("OPENND_NO_MEMBARRIER");
+    const char *off = ParamText("OPENND_NO_MEMBARRIER");
     if (off && std::strcmp(off, "1") == 0) return false;
     long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
     return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&

@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "sealed_memfd.h"
 #include "soft_limits.h"
+#include "opennd/params.h"
 
 namespace soft {
 namespace {
@@ -38,7 +39,7 @@ bool CmaGrantsNothing(uid_t peer_uid) {
 }
 
 bool ProbeCma(pid_t pid, uid_t uid, uint64_t address) {
-    const char *off = getenv("OPENND_SOFT_CMA");  // read per connection: tests switch it
+    const char *off = opennd::ParamText("OPENND_SOFT_CMA");  // read per connection: tests switch it
     if ((off && off[0] == '0') || address == 0) return false;
     if (!CmaGrantsNothing(uid)) {
         OPENND_SOFT_DEBUG("no cross-memory attach to process %d (uid %u; we run as uid %u%s): its data goes "

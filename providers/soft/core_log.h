@@ -3,13 +3,13 @@
 #pragma once
 
 #include <cstdio>
-#include <cstdlib>
+
+#include "opennd/params.h"
 
 namespace soft {
 inline int LogLevel() {
     static const int level = [] {
-        const char *s = std::getenv("OPENND_LOG");
-        return s && *s ? std::atoi(s) : 2;
+        return static_cast<int>(opennd::ParamLong("OPENND_LOG", 2));
     }();
     return level;
 }

@@ -15,6 +15,7 @@
 
 #include "soft_clock.h"
 #include "soft_limits.h"
+#include "opennd/params.h"
 
 namespace soft {
 
@@ -289,8 +290,7 @@ void Engine::PollAll(bool armed_changed, bool armed) {
     // OPENND_SOFT_SPIN_US microseconds (default 0: measured slower on 2-core VMs,
     // where the spinning thread takes the core the peer needs).
     static const long spin_us = [] {
-        const char *s = getenv("OPENND_SOFT_SPIN_US");
-        return s && *s ? std::max(0L, std::atol(s)) : 0L;
+        return std::max(0L, opennd::ParamLong("OPENND_SOFT_SPIN_US", 0));
     }();
     if (armed && spin_us > 0) {
         auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);

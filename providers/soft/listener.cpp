@@ -13,6 +13,7 @@
 #include "cm_socket.h"
 #include "core_log.h"
 #include "soft_limits.h"
+#include "opennd/params.h"
 
 namespace soft {
 namespace kit = opennd::kit;
@@ -141,8 +142,7 @@ namespace {
 // OPENND_SOFT_MAX_HANDSHAKES lowers the bound (tests: a burst many times
 // over it must still get in).
 size_t MaxHandshakes() {
-    const char *v = getenv("OPENND_SOFT_MAX_HANDSHAKES");
-    long n = v && *v ? std::atol(v) : 0;
+    const long n = opennd::ParamLong("OPENND_SOFT_MAX_HANDSHAKES", 0);
     return n > 0 && static_cast<size_t>(n) < kMaxHandshakes ? static_cast<size_t>(n) : kMaxHandshakes;
 }
 }  // namespace

@@ -20,6 +20,7 @@
 #include "opennd/adapter_notes.h"
 #include "queue_pair.h"
 #include "srq.h"
+#include "opennd/params.h"
 
 namespace opennd::kit {
 OPENND_KIT_IIDS(IOpenNdAdapterNotes, &IID_IOpenNdAdapterNotes);
@@ -45,11 +46,11 @@ private:
 
 // How this adapter moves data, for ndinfo (IOpenNdAdapterNotes).
 std::string DataPathNotes() {
-    const char *transport = getenv("OPENND_SOFT_TRANSPORT");
+    const char *transport = opennd::ParamText("OPENND_SOFT_TRANSPORT");
     bool tcp_forced = transport && std::string(transport) == "tcp";
     std::string notes = tcp_forced ? "data path: iWARP over TCP for every peer (OPENND_SOFT_TRANSPORT=tcp)"
                                    : "data path: shared-memory rings between processes on this host";
-    const char *off = getenv("OPENND_SOFT_CMA");
+    const char *off = opennd::ParamText("OPENND_SOFT_CMA");
     int scope = -1;
     if (FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r")) {
         if (fscanf(f, "%d", &scope) != 1) scope = -1;

@@ -18,6 +18,7 @@
 #include "queue_pair.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
+#include "opennd/params.h"
 
 namespace soft {
 
@@ -26,7 +27,7 @@ namespace {
 // OPENND_SOFT_PUSH=0: receivers never ask (one pull per Send, for comparison).
 bool PushEnabled() {
     static const bool on = [] {
-        const char *s = getenv("OPENND_SOFT_PUSH");
+        const char *s = opennd::ParamText("OPENND_SOFT_PUSH");
         return !(s && s[0] == '0');
     }();
     return on;
@@ -36,8 +37,7 @@ bool PushEnabled() {
 // this long before it copies, as a descheduled one would.
 int PushDelayUs() {
     static const int us = [] {
-        const char *s = getenv("OPENND_SOFT_PUSH_DELAY_US");
-        return s ? std::max(0, std::atoi(s)) : 0;
+        return static_cast<int>(std::clamp(opennd::ParamLong("OPENND_SOFT_PUSH_DELAY_US", 0), 0L, 1000000L));
     }();
     return us;
 }

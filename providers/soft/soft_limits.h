@@ -11,14 +11,14 @@
 #include "ndspi.h"
 #include "posted_receive.h"
 #include "wire.h"
+#include "opennd/params.h"
 
 namespace soft {
 
 // A time in milliseconds from the environment (tests shorten timeouts):
 // `otherwise` when unset or not a positive number, at most an hour.
 inline uint32_t EnvMs(const char *name, uint32_t otherwise) {
-    const char *s = std::getenv(name);
-    const long v = s && *s ? std::atol(s) : 0;
+    const long v = opennd::ParamLong(name, 0);
     return v > 0 ? static_cast<uint32_t>(std::min(v, 3600L * 1000)) : otherwise;
 }
 
@@ -68,8 +68,7 @@ inline size_t HardQueuedRequests() {
     rlimit rl{};
     const size_t files = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<size_t>(rl.rlim_cur) : 1024;
     size_t n = std::clamp<size_t>(files / 4, 256, 4096);
-    const char *s = std::getenv("OPENND_SOFT_MAX_QUEUED");
-    if (s && *s && std::atol(s) > 0) n = std::min(n, static_cast<size_t>(std::atol(s)));
+    if (const long v = opennd::ParamLong("OPENND_SOFT_MAX_QUEUED", 0); v > 0) n = std::min(n, static_cast<size_t>(v));
     return n;
 }
 // How long an Accept waits for the initiator to complete (its Ready, or

@@ -13,6 +13,7 @@
 
 #include "cm_socket.h"
 #include "soft_limits.h"
+#include "opennd/params.h"
 
 namespace soft {
 namespace kit = opennd::kit;
@@ -53,7 +54,7 @@ bool TcpLink::ReadSome(std::vector<uint8_t> *in) {
 }
 
 bool UseTcp(bool dest_is_local) {
-    const char *t = getenv("OPENND_SOFT_TRANSPORT");  // read per connection: tests switch it
+    const char *t = opennd::ParamText("OPENND_SOFT_TRANSPORT");  // read per connection: tests switch it
     if (t && std::strcmp(t, "tcp") == 0) return true;
     return !dest_is_local;
 }
@@ -89,14 +90,13 @@ void EndsSoon(int fd) {
 }
 
 uint32_t TcpTimeoutMs() {
-    const char *s = getenv("OPENND_SOFT_TCP_TIMEOUT_MS");  // read each time: tests set it per case
-    long v = s && *s ? std::atol(s) : 15000;
+    const long v = opennd::ParamLong("OPENND_SOFT_TCP_TIMEOUT_MS", 15000);  // read each time: tests set it per case
     return static_cast<uint32_t>(std::clamp<long>(v, 100, 3600 * 1000));
 }
 
 uint32_t MpaHoldMs(bool dest_is_local) {
-    const char *s = getenv("OPENND_SOFT_MPA_HOLD_MS");
-    if (s && *s) return static_cast<uint32_t>(std::clamp<long>(std::atol(s), 0, 10000));
+    if (const long v = opennd::ParamLong("OPENND_SOFT_MPA_HOLD_MS", -1); v >= 0)
+        return static_cast<uint32_t>(std::min<long>(v, 10000));
     return dest_is_local ? 0 : 300;
 }
 
@@ -138,7 +138,7 @@ iwarp::MpaConfig BaseMpaConfig() {
     iwarp::MpaConfig c;
     // CRC is used when either side asks; siw and we ask for none by default.
     // OPENND_SOFT_MPA_CRC=1: ask as initiator, insist as responder.
-    const char *crc = getenv("OPENND_SOFT_MPA_CRC");  // read per connection: tests switch it
+    const char *crc = opennd::ParamText("OPENND_SOFT_MPA_CRC");  // read per connection: tests switch it
     c.crc = crc && std::strcmp(crc, "1") == 0;
     return c;
 }

@@ -13,6 +13,7 @@
 
 #include "catalog/catalog_internal.h"
 #include "core/log.h"
+#include "opennd/params.h"
 
 #ifndef OPENND_CATALOG_FROM_LIBDIR
 #define OPENND_CATALOG_FROM_LIBDIR ""
@@ -185,7 +186,7 @@ std::string LibraryDirectory() {
 std::string CatalogDirectory() {
     // Not in a set-user-ID or set-group-ID process (secure_getenv): its
     // caller must not pick the libraries it loads.
-    if (const char *env = secure_getenv("OPENND_CATALOG"); env && *env) return env;
+    if (const char *env = ParamText("OPENND_CATALOG")) return env;
     const std::string system_dir = OPENND_SYSTEM_CATALOG_DIR;
     const std::string relative = OPENND_CATALOG_FROM_LIBDIR;
     if (!relative.empty()) {

@@ -1,4 +1,5 @@
 #include "core/log.h"
+#include "opennd/params.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,9 +10,7 @@ namespace {
 
 int ConfiguredLevel() {
     static const int level = [] {
-        const char *s = std::getenv("OPENND_LOG");
-        if (!s || !*s) return static_cast<int>(LogLevel::Warn);
-        return std::atoi(s);
+        return static_cast<int>(ParamLong("OPENND_LOG", static_cast<long>(LogLevel::Warn)));
     }();
     return level;
 }

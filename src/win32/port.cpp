@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "win32/file_object.h"
+#include "opennd/params.h"
 
 namespace opennd::win32 {
 
@@ -52,8 +53,7 @@ static inline void CpuRelax() {
 
 static std::chrono::microseconds SpinBudget() {
     static const long us = [] {
-        const char *s = getenv("OPENND_WAIT_SPIN_US");
-        return s && *s ? std::max(0L, std::atol(s)) : 0L;
+        return std::max(0L, opennd::ParamLong("OPENND_WAIT_SPIN_US", 0));
     }();
     return std::chrono::microseconds(us);
 }

@@ -45,6 +45,19 @@ TEST(Ndinfo, DescribesTheProviderAndItsDataPath) {
     EXPECT_TRUE(Has(run.out, "shared-memory rings")) << run.out;
 }
 
+// Every tunable is listed with its default and help, and the value in
+// effect when one is set; and setting one that is listed changes what
+// OpenND does (here, which data path ndinfo reports).
+TEST(Ndinfo, ListsEveryTunableWithTheValueInEffect) {
+    Outcome run = RunTool("ndinfo", {"--params"}, 60, {"OPENND_SOFT_PARK_MS=7"});
+    ASSERT_EQ(run.status, 0) << run.err;
+    for (const char *want : {"OPENND_LOG (libopennd)", "OPENND_CATALOG", "OPENND_NO_MEMBARRIER (kit)",
+                             "OPENND_SOFT_TRANSPORT (ndsoft)", "OPENND_SOFT_CMA", "OPENND_SOFT_ACCEPT_TIMEOUT_MS",
+                             "OPENND_SOFT_MAX_QUEUED", "OPENND_SOFT_READ_ANSWER_TIMEOUT_MS", "default: 30000"})
+        EXPECT_TRUE(Has(run.out, want)) << want << "\n" << run.out;
+    EXPECT_TRUE(Has(run.out, "OPENND_SOFT_PARK_MS (ndsoft)\n    default: 1\n    set to:  7\n")) << run.out;
+}
+
 TEST(Ndinfo, SaysWhenDataIsCopiedThroughTheRings) {
     Outcome run = RunTool("ndinfo", {}, 60, {"OPENND_SOFT_CMA=0"});
     ASSERT_EQ(run.status, 0) << run.err;

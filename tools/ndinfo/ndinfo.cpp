@@ -8,6 +8,7 @@
 #include "ndsupport.h"
 #include "opennd/adapter_notes.h"
 #include "opennd/kit/address.h"
+#include "opennd/params.h"
 #include "opennd/providers.h"
 #include "report.h"
 
@@ -16,9 +17,12 @@ namespace {
 void Usage(FILE *out) {
     std::fprintf(out,
                  "usage: ndinfo [--json] [--catalog DIR]\n"
+                 "       ndinfo --params\n"
                  "Lists the NetworkDirect providers in the catalog, whether each loads (and why\n"
                  "not), the local addresses each serves grouped by adapter, and every field of\n"
                  "each adapter's ND2_ADAPTER_INFO.\n"
+                 "  --params       list every OPENND_* environment variable: its default, the\n"
+                 "                 value in effect and what it does (like fi_info -e)\n"
                  "  --json         machine-readable output\n"
                  "  --catalog DIR  read this catalog directory instead of the default\n"
                  "                 (same as OPENND_CATALOG=DIR)\n"
@@ -90,6 +94,20 @@ ProviderReport Describe(const opennd::CatalogProvider &cp) {
     return pr;
 }
 
+// Every tunable, its default and the value this process sees.
+int PrintParams() {
+    size_t n = 0;
+    const opennd::Param *params = opennd::Params(&n);
+    for (size_t i = 0; i < n; ++i) {
+        const opennd::Param &p = params[i];
+        const char *now = opennd::ParamText(p.name);
+        std::printf("%s (%s)\n    default: %s\n", p.name, p.component, *p.default_value ? p.default_value : "unset");
+        if (now) std::printf("    set to:  %s\n", now);
+        std::printf("    %s\n\n", p.help);
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -97,6 +115,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!std::strcmp(argv[i], "--params")) {
+            return PrintParams();
         } else if (!std::strcmp(argv[i], "--catalog") && i + 1 < argc) {
             setenv("OPENND_CATALOG", argv[++i], 1);
         } else if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
