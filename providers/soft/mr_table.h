@@ -25,6 +25,10 @@
 
 namespace soft {
 
+// True in the shipped provider (checks_on.cpp); false only in the broken
+// build the conformance suite tests itself with (tests/soft/checks_off.cpp).
+extern const bool kCheckRemoteRights;
+
 struct MrView {
     uint32_t rights = 0;
     uint64_t address = 0;
