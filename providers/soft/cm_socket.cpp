@@ -1,6 +1,7 @@
 #include "cm_socket.h"
 
 #include "soft_limits.h"
+#include "opennd/kit/connection_rules.h"
 
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -32,7 +33,7 @@ socklen_t CmAddress(const kit::IpAddress &a, sockaddr_un *un) {
 
 HRESULT BindError(int err) {
     switch (err) {
-    case EADDRINUSE: return kStatusAddressAlreadyAssociated;
+    case EADDRINUSE: return opennd::kit::kStatusAddressAlreadyAssociated;
     case EADDRNOTAVAIL:
     case EAFNOSUPPORT:
     case EINVAL: return ND_INVALID_ADDRESS;
@@ -80,7 +81,7 @@ int BindNamedPort(int fd, const kit::IpAddress &a, HRESULT *hr) {
     int on = 1, off = 0;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
         bind(fd, a.sa(), a.length()) != 0) {
-        *hr = fd < 0 ? BindError(errno) : kStatusAddressAlreadyAssociated;
+        *hr = fd < 0 ? BindError(errno) : opennd::kit::kStatusAddressAlreadyAssociated;
         if (fd >= 0) close(fd);
         return -1;
     }

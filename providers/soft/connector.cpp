@@ -10,6 +10,7 @@
 #include "cm_socket.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
+#include "opennd/kit/connection_rules.h"
 #include "opennd/kit/registry.h"
 #include "srq.h"
 
@@ -85,7 +86,7 @@ HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
     std::lock_guard<std::mutex> lock(mu_);
     // Bound already, or given an address by Connect/Accept: what Windows
     // providers answer (COMPAT).
-    if (state_ != State::Idle) return kStatusAddressAlreadyAssociated;
+    if (state_ != State::Idle) return kit::kStatusAddressAlreadyAssociated;
     if (!kit::IsWildcard(want.sa()) && !IsLocalAddress(want)) return ND_INVALID_ADDRESS;
     HRESULT hr;
     int fd = ReservePort(want, &local_, &hr);
@@ -97,15 +98,12 @@ HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
 
 HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG dest_size, ULONG inbound_limit,
                            ULONG outbound_limit, const VOID *private_data, ULONG private_size, OVERLAPPED *ov) {
-    if (private_size > kAdvertisedPrivateData) return ND_INVALID_BUFFER_SIZE;  // connector stays usable
-    if (private_size && !private_data) return ND_ACCESS_VIOLATION;
+    if (HRESULT hr = kit::CheckPrivateData(private_data, private_size, kAdvertisedPrivateData); FAILED(hr)) return hr;
     if (!ov) return ND_INVALID_PARAMETER_8;
     QueuePair *qp = QueuePair::Find(qp_unknown);
     if (!qp || qp->engine() != engine_.get()) return ND_INVALID_PARAMETER_1;
     kit::IpAddress dest;
-    if (!kit::FromSockaddr(dest_sa, dest_size, &dest)) return ND_INVALID_ADDRESS;
-    if (kit::IsWildcard(dest.sa())) return kStatusBadNetworkName;
-    if (kit::Port(dest.sa()) == 0) return ND_INVALID_ADDRESS;
+    if (HRESULT hr = kit::CheckDestination(dest_sa, dest_size, &dest); FAILED(hr)) return hr;
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Idle && state_ != State::Bound)  // a connection in progress or up (COMPAT)
         return state_ == State::Disconnected || state_ == State::Closed ? ND_INVALID_DEVICE_STATE
@@ -142,8 +140,8 @@ HRESULT Connector::Connect(IUnknown *qp_unknown, const sockaddr *dest_sa, ULONG 
         return ND_NO_MEMORY;
     }
     CmMessage m = NewCmMessage(CmType::Request);
-    m.inbound_read_limit = std::min(inbound_limit, kMaxReadLimit);  // clamped silently (R120)
-    m.outbound_read_limit = std::min(outbound_limit, kMaxReadLimit);
+    m.inbound_read_limit = kit::ClampReadLimit(inbound_limit, kMaxReadLimit);
+    m.outbound_read_limit = kit::ClampReadLimit(outbound_limit, kMaxReadLimit);
     m.probe_address = ProbeAddress();
     m.qp_id = qp->id();
     m.flags = qp->UsesSrq() ? kCmFlagUsesSrq : 0;
@@ -215,8 +213,7 @@ HRESULT Connector::CompleteConnect(OVERLAPPED *ov) {
 
 HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbound_limit, const VOID *private_data,
                           ULONG private_size, OVERLAPPED *ov) {
-    if (private_size > kAdvertisedPrivateData) return ND_INVALID_BUFFER_SIZE;
-    if (private_size && !private_data) return ND_ACCESS_VIOLATION;
+    if (HRESULT hr = kit::CheckPrivateData(private_data, private_size, kAdvertisedPrivateData); FAILED(hr)) return hr;
     if (!ov) return ND_INVALID_PARAMETER_6;
     QueuePair *qp = QueuePair::Find(qp_unknown);
     if (!qp || qp->engine() != engine_.get()) return ND_INVALID_PARAMETER_1;  // R124
@@ -229,8 +226,8 @@ HRESULT Connector::Accept(IUnknown *qp_unknown, ULONG inbound_limit, ULONG outbo
         qp->Unreserve();
         return ND_ACCESS_VIOLATION;  // R116
     }
-    inbound_ = std::min({inbound_limit, kMaxReadLimit, peer_msg_.outbound_read_limit});
-    outbound_ = std::min({outbound_limit, kMaxReadLimit, peer_msg_.inbound_read_limit});
+    inbound_ = kit::ClampReadLimit(inbound_limit, kMaxReadLimit, peer_msg_.outbound_read_limit);
+    outbound_ = kit::ClampReadLimit(outbound_limit, kMaxReadLimit, peer_msg_.inbound_read_limit);
     if (conn_->tcp) return AcceptTcpLocked(qp, m, ov);
     m.inbound_read_limit = inbound_;
     m.outbound_read_limit = outbound_;
@@ -274,8 +271,7 @@ HRESULT Connector::AcceptSentLocked(QueuePair *qp, bool sent, OVERLAPPED *ov) {
 }
 
 HRESULT Connector::Reject(const VOID *private_data, ULONG private_size) {
-    if (private_size > kAdvertisedPrivateData) return ND_INVALID_BUFFER_SIZE;
-    if (private_size && !private_data) return ND_ACCESS_VIOLATION;
+    if (HRESULT hr = kit::CheckPrivateData(private_data, private_size, kAdvertisedPrivateData); FAILED(hr)) return hr;
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::Requested && state_ != State::Replied) return ND_CONNECTION_INVALID;
     if (aborted_) return ND_CONNECTION_ABORTED;
@@ -296,8 +292,8 @@ HRESULT Connector::GetReadLimits(ULONG *inbound, ULONG *outbound) {
     std::lock_guard<std::mutex> lock(mu_);
     switch (state_) {
     case State::Requested:  // what the active side asked for, within our limits
-        if (inbound) *inbound = std::min(peer_msg_.outbound_read_limit, kMaxReadLimit);
-        if (outbound) *outbound = std::min(peer_msg_.inbound_read_limit, kMaxReadLimit);
+        if (inbound) *inbound = kit::ClampReadLimit(peer_msg_.outbound_read_limit, kMaxReadLimit);
+        if (outbound) *outbound = kit::ClampReadLimit(peer_msg_.inbound_read_limit, kMaxReadLimit);
         return ND_SUCCESS;
     case State::Replied:
     case State::Accepting:
@@ -313,32 +309,13 @@ HRESULT Connector::GetPrivateData(VOID *data, ULONG *size) {
     if (!size) return ND_INVALID_PARAMETER_2;
     std::lock_guard<std::mutex> lock(mu_);
     if (!have_peer_data_) return aborted_ ? ND_CONNECTION_ABORTED : ND_CONNECTION_INVALID;
-    ULONG len = peer_msg_.private_len;
-    if (!data || *size < len) {
-        if (data) std::memcpy(data, peer_msg_.private_data, *size);  // partial copy (D14)
-        *size = len;
-        return ND_BUFFER_OVERFLOW;
-    }
-    std::memcpy(data, peer_msg_.private_data, len);
-    *size = len;
-    return ND_SUCCESS;
-}
-
-HRESULT Connector::CopyAddress(const kit::IpAddress &a, sockaddr *out, ULONG *size) {
-    if (!size) return ND_INVALID_PARAMETER_2;
-    if (!out || *size < a.length()) {
-        *size = a.length();
-        return ND_BUFFER_OVERFLOW;
-    }
-    std::memcpy(out, &a.storage, a.length());
-    *size = a.length();
-    return ND_SUCCESS;
+    return kit::CopyOutPrivateData(peer_msg_.private_data, peer_msg_.private_len, data, size);
 }
 
 HRESULT Connector::GetLocalAddress(sockaddr *address, ULONG *size) {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == State::Idle || state_ == State::Closed) return ND_CONNECTION_INVALID;
-    return CopyAddress(local_, address, size);
+    return kit::CopyOutAddress(local_, address, size);
 }
 
 HRESULT Connector::GetPeerAddress(sockaddr *address, ULONG *size) {
@@ -346,7 +323,7 @@ HRESULT Connector::GetPeerAddress(sockaddr *address, ULONG *size) {
     if (state_ != State::Replied && state_ != State::Requested && state_ != State::Accepting &&
         state_ != State::Connected)
         return ND_CONNECTION_INVALID;
-    return CopyAddress(peer_, address, size);
+    return kit::CopyOutAddress(peer_, address, size);
 }
 
 HRESULT Connector::NotifyDisconnect(OVERLAPPED *ov) {

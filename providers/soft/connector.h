@@ -101,7 +101,6 @@ private:
     // the overlapped begins and the QP is ours, or the QP is let go.
     HRESULT AcceptSentLocked(QueuePair *qp, bool sent, OVERLAPPED *ov);
     void RejectTcpLocked(const CmMessage &m);
-    HRESULT CopyAddress(const opennd::kit::IpAddress &a, sockaddr *out, ULONG *size);
 
     opennd::kit::ComPtr<IND2Adapter> adapter_;
     std::shared_ptr<Engine> engine_;

@@ -12,6 +12,7 @@
 #include "cm_socket.h"
 #include "connector.h"
 #include "soft_limits.h"
+#include "opennd/kit/connection_rules.h"
 
 namespace soft {
 namespace kit = opennd::kit;
@@ -41,8 +42,8 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
         port_fd_ = RebindPort(local_);
         return hr;
     }
-    inbound_ = std::min(inbound, kMaxReadLimit);  // what we asked for, until the reply says more
-    outbound_ = std::min(outbound, kMaxReadLimit);
+    inbound_ = opennd::kit::ClampReadLimit(inbound, kMaxReadLimit);  // what we asked for, until the reply says more
+    outbound_ = opennd::kit::ClampReadLimit(outbound, kMaxReadLimit);
     iwarp::MpaConfig config = MpaConfigFor(inbound_, outbound_);
     conn->tcp->initiator =
         std::make_unique<iwarp::Initiator>(config, std::span<const uint8_t>(m.private_data, m.private_len));

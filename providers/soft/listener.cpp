@@ -13,6 +13,7 @@
 #include "cm_socket.h"
 #include "core_log.h"
 #include "soft_limits.h"
+#include "opennd/kit/connection_rules.h"
 #include "opennd/params.h"
 
 namespace soft {
@@ -50,7 +51,7 @@ HRESULT Listener::Bind(const sockaddr *address, ULONG size) {
     kit::IpAddress want;
     if (!kit::FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
     std::lock_guard<std::mutex> lock(mu_);
-    if (port_fd_ >= 0) return kStatusAddressAlreadyAssociated;  // bound already (COMPAT)
+    if (port_fd_ >= 0) return opennd::kit::kStatusAddressAlreadyAssociated;  // bound already (COMPAT)
     if (!kit::IsWildcard(want.sa())) {
         bool local = false;
         for (const auto &l : kit::LocalIpAddresses()) local = local || kit::SameIp(l.sa(), want.sa());
@@ -69,7 +70,7 @@ HRESULT Listener::Listen(ULONG backlog) {
     if (listening_) return ND_INVALID_DEVICE_STATE;  // listening already (COMPAT)
     HRESULT hr;
     int fd = CmListen(bound_, 128, &hr);
-    if (fd < 0) return hr == kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
+    if (fd < 0) return hr == opennd::kit::kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
     if (!ListenTcpLocked()) {
         close(fd);
         return ND_INSUFFICIENT_RESOURCES;
@@ -85,13 +86,7 @@ HRESULT Listener::GetLocalAddress(sockaddr *address, ULONG *size) {
     if (!size) return ND_INVALID_PARAMETER_2;
     std::lock_guard<std::mutex> lock(mu_);
     if (!listening_) return ND_INVALID_DEVICE_STATE;  // R148
-    if (!address || *size < bound_.length()) {
-        *size = bound_.length();
-        return ND_BUFFER_OVERFLOW;
-    }
-    std::memcpy(address, &bound_.storage, bound_.length());
-    *size = bound_.length();
-    return ND_SUCCESS;
+    return opennd::kit::CopyOutAddress(bound_, address, size);
 }
 
 HRESULT Listener::GetConnectionRequest(IUnknown *connector_unknown, OVERLAPPED *ov) {

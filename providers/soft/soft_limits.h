@@ -76,11 +76,5 @@ inline size_t HardQueuedRequests() {
 // program (the SPI asks providers to be), bounded for one that never does.
 // OPENND_SOFT_ACCEPT_TIMEOUT_MS (read at each Accept: tests set it per case).
 inline uint32_t AcceptTimeoutMs() { return EnvMs("OPENND_SOFT_ACCEPT_TIMEOUT_MS", 30000); }
-// Connecting to an unspecified address: STATUS_BAD_NETWORK_NAME, what
-// Windows providers return (COMPAT-NOTES).
-constexpr HRESULT kStatusBadNetworkName = static_cast<HRESULT>(0xC00000CCu);
-// Binding an address and port already in use: STATUS_ADDRESS_ALREADY_ASSOCIATED
-// (COMPAT-NOTES; the SPI documents ND_SHARING_VIOLATION, applications expect this).
-constexpr HRESULT kStatusAddressAlreadyAssociated = static_cast<HRESULT>(0xC0000238u);
 
 }  // namespace soft

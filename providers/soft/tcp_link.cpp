@@ -13,6 +13,7 @@
 
 #include "cm_socket.h"
 #include "soft_limits.h"
+#include "opennd/kit/connection_rules.h"
 #include "opennd/params.h"
 
 namespace soft {
@@ -72,7 +73,7 @@ HRESULT ConnectError(int err) {
     case EHOSTDOWN: return ND_HOST_UNREACHABLE;
     case ETIMEDOUT: return ND_IO_TIMEOUT;
     case EADDRINUSE:
-    case EADDRNOTAVAIL: return kStatusAddressAlreadyAssociated;
+    case EADDRNOTAVAIL: return opennd::kit::kStatusAddressAlreadyAssociated;
     default: return ND_CONNECTION_REFUSED;
     }
 }

@@ -10,6 +10,7 @@
 #include "loopback.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
+#include "opennd/kit/connection_rules.h"
 #include "opennd/kit/memory_region.h"
 #include "opennd/kit/overlapped.h"
 #include "opennd/kit/post_checks.h"
@@ -187,13 +188,7 @@ public:
     HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *sa, ULONG *pcb) override {
         if (!pcb) return ND_INVALID_PARAMETER_2;
         if (!listening_) return ND_INVALID_DEVICE_STATE;
-        if (!sa || *pcb < bound_.length()) {
-            *pcb = bound_.length();
-            return ND_BUFFER_OVERFLOW;
-        }
-        std::memcpy(sa, &bound_.storage, bound_.length());
-        *pcb = bound_.length();
-        return ND_SUCCESS;
+        return kit::CopyOutAddress(bound_, sa, pcb);
     }
     HRESULT STDMETHODCALLTYPE GetConnectionRequest(IUnknown *connector, OVERLAPPED *ov) override {
         if (!connector) return ND_INVALID_PARAMETER_1;

@@ -93,6 +93,13 @@ TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
     std::vector<char> got(len);
     EXPECT_ND(ND_SUCCESS, p.conn.connector->GetPrivateData(got.data(), &len));
     EXPECT_EQ(std::string(got.data(), std::min<size_t>(got.size(), reply.size())), reply);
+    // A short buffer: an overflow with the full length, and as much as fits
+    // copied (D14, unlike the other size queries).
+    char head[4] = {};
+    ULONG short_len = sizeof head;
+    EXPECT_ND(ND_BUFFER_OVERFLOW, p.conn.connector->GetPrivateData(head, &short_len)) << "D14";
+    EXPECT_GE(short_len, reply.size());
+    EXPECT_EQ(std::string(head, sizeof head), reply.substr(0, sizeof head)) << "D14: a partial copy";
     ASSERT_ND(ND_SUCCESS, p.conn.CompleteConnect());
     PEER_OK(aw, peer.Call(Msg("acceptwait").Set("c", req.U64("c"))));
     EXPECT_ND(ND_SUCCESS, ST(aw, "status"));
