@@ -9,8 +9,9 @@
 // socket stays open for the connection's life: Disconnect, Terminate and the
 // peer's death (EOF) arrive on it, handled by the engine's progress thread.
 //
-// Locking: mu_ guards the state; QP and overlapped calls are made under it
-// (lock order connector -> QP -> CQ; nothing calls back into a connector).
+// Locking: the kit connector's lock() guards the state; QP and overlapped
+// calls are made under it (lock order connector -> QP -> CQ; nothing calls
+// back into a connector).
 #pragma once
 
 #include <memory>
@@ -20,8 +21,7 @@
 #include "connection.h"
 #include "engine.h"
 #include "opennd/kit/address.h"
-#include "opennd/kit/com.h"
-#include "opennd/kit/overlapped.h"
+#include "opennd/kit/connector.h"
 #include "queue_pair.h"
 
 namespace soft {
@@ -34,18 +34,16 @@ struct ConnRequest {
     uint64_t peer = 0;             // who asked: a same-host peer's uid, a hash of a remote IP
 };
 
-class Connector : public opennd::kit::Unknown<IND2Connector>, public Watched {
+// The kit's connector (state machine, checks, private data, read limits)
+// over the CM socket or the MPA exchange.
+class Connector : public opennd::kit::Connector, public Watched {
 public:
-    enum class State { Idle, Bound, Connecting, Replied, Requested, Accepting, Connected, Disconnected, Closed };
-
-    Connector(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file);
+    Connector(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file, const ND2_ADAPTER_INFO &info);
     ~Connector() override;
-    bool Valid() const { return requests_.Valid(); }
     static Connector *Find(IUnknown *u);
     const Engine *engine() const { return engine_.get(); }
 
-    // Listener side: true if this connector can take a request now.
-    bool Fresh();
+    // Listener side: takes a request (the connector is Fresh()).
     void Adopt(ConnRequest request);
 
     // Watched
@@ -53,39 +51,27 @@ public:
     void Unref() override { Unhold(); }
     void OnReadable(int fd) override;
 
-    // IND2Overlapped
-    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;
-    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
-        return requests_.Result(ov, wait);
-    }
-    // IND2Connector
-    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *address, ULONG size) override;
-    HRESULT STDMETHODCALLTYPE Connect(IUnknown *qp, const sockaddr *dest, ULONG dest_size, ULONG inbound_limit,
-                                      ULONG outbound_limit, const VOID *private_data, ULONG private_size,
-                                      OVERLAPPED *ov) override;
-    HRESULT STDMETHODCALLTYPE CompleteConnect(OVERLAPPED *ov) override;
-    HRESULT STDMETHODCALLTYPE Accept(IUnknown *qp, ULONG inbound_limit, ULONG outbound_limit,
-                                     const VOID *private_data, ULONG private_size, OVERLAPPED *ov) override;
-    HRESULT STDMETHODCALLTYPE Reject(const VOID *private_data, ULONG private_size) override;
-    HRESULT STDMETHODCALLTYPE GetReadLimits(ULONG *inbound, ULONG *outbound) override;
-    HRESULT STDMETHODCALLTYPE GetPrivateData(VOID *data, ULONG *size) override;
-    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *address, ULONG *size) override;
-    HRESULT STDMETHODCALLTYPE GetPeerAddress(sockaddr *address, ULONG *size) override;
-    HRESULT STDMETHODCALLTYPE NotifyDisconnect(OVERLAPPED *ov) override;
-    HRESULT STDMETHODCALLTYPE Disconnect(OVERLAPPED *ov) override;
-
 private:
     void OnFinalRelease() override;
-    // requires mu_
+    // opennd::kit::Connector's transport hooks (connector.cpp), under lock().
+    bool OwnsQueuePair(IUnknown *qp) override;
+    HRESULT BindLocked(const opennd::kit::IpAddress &want) override;
+    HRESULT ConnectLocked(IUnknown *qp, const opennd::kit::IpAddress &dest, ULONG inbound, ULONG outbound,
+                          const void *private_data, ULONG private_size, OVERLAPPED *ov) override;
+    HRESULT CompleteConnectLocked() override;
+    HRESULT AcceptLocked(IUnknown *qp, const void *private_data, ULONG private_size, OVERLAPPED *ov) override;
+    HRESULT RejectLocked(const void *private_data, ULONG private_size) override;
+    void DisconnectLocked() override;
+    void AbandonAcceptLocked() override;
+    void ConnectOverLocked(HRESULT *status) override;
+    void AcceptOverLocked() override;
+    void ConnectionOverLocked() override;
+
+    // Events (connector_events.cpp), under lock().
     void ReadCmLocked(int fd);
     bool PeerReachesUsLocked(const CmMessage &m);
     void HandleMessageLocked(const CmMessage &m, int *fds, int nfds);
     void HandleClosedLocked();
-    void AbandonLocked(HRESULT connect_status);
-    // The Accept is over without a connection: the QP closes; returns the
-    // Accept's request (to complete, if the caller does not cancel it).
-    OVERLAPPED *EndAcceptLocked();
-    void PeerGoneLocked();
     void StopWatchingLocked();
     // Over TCP (connector_tcp.cpp).
     // The request is out: remember it and watch fd (the CM socket, or the
@@ -104,21 +90,11 @@ private:
 
     opennd::kit::ComPtr<IND2Adapter> adapter_;
     std::shared_ptr<Engine> engine_;
-    opennd::kit::OverlappedRequests requests_;
-    std::mutex mu_;
-    State state_ = State::Idle;
-    bool aborted_ = false;        // the active side gave up (passive view)
-    bool have_peer_data_ = false; // peer_msg_ holds a request, reply or reject
     int port_fd_ = -1;            // reservation of local_
     int watched_fd_ = -1;
-    opennd::kit::IpAddress local_, peer_;
     std::shared_ptr<Connection> conn_;
     opennd::kit::ComPtr<QueuePair> qp_;
-    CmMessage peer_msg_{};
-    ULONG inbound_ = 0, outbound_ = 0;  // negotiated read limits
-    OVERLAPPED *connect_ov_ = nullptr, *accept_ov_ = nullptr;
     uint64_t accept_deadline_ms_ = 0;  // Accepting: when it fails ND_IO_TIMEOUT (AcceptTimeoutMs)
-    std::vector<OVERLAPPED *> notify_ovs_;
 };
 
 }  // namespace soft

@@ -15,15 +15,12 @@
 namespace soft {
 
 void Connector::Adopt(ConnRequest request) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> guard(lock());
     conn_ = std::move(request.conn);
-    peer_msg_ = request.message;
-    have_peer_data_ = true;
-    local_ = request.local;
-    peer_ = opennd::kit::IpAddress{};
-    opennd::kit::FromSockaddr(reinterpret_cast<const sockaddr *>(peer_msg_.peer_address), peer_msg_.peer_address_len,
-                              &peer_);
-    state_ = State::Requested;
+    const CmMessage &m = request.message;
+    opennd::kit::IpAddress peer;
+    opennd::kit::FromSockaddr(reinterpret_cast<const sockaddr *>(m.peer_address), m.peer_address_len, &peer);
+    RequestedLocked(request.local, peer, m.private_data, m.private_len, m.inbound_read_limit, m.outbound_read_limit);
     if (conn_->tcp) {
         watched_fd_ = conn_->tcp->fd;
         engine_->WatchStream(watched_fd_, this);
@@ -34,7 +31,7 @@ void Connector::Adopt(ConnRequest request) {
 }
 
 void Connector::OnReadable(int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> guard(lock());
     if (fd != watched_fd_ || !conn_) return;
     if (conn_->tcp)
         OnTcpLocked();
@@ -52,7 +49,7 @@ void Connector::OnReadable(int fd) {
     OVERLAPPED *ov = EndAcceptLocked();
     shutdown(fd, SHUT_RDWR);  // fd was watched_fd_: the initiator sees the end now, whoever holds it
     conn_.reset();
-    requests_.Complete(ov, ND_IO_TIMEOUT);
+    requests().Complete(ov, ND_IO_TIMEOUT);
 }
 
 // The peer says (its Accept or Ready) whether it reaches our memory by
@@ -94,38 +91,30 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             if (!ok) {
                 OPENND_SOFT_LOG("refused the peer's accept: %s",
                                 error.empty() ? "the kernel does not name the peer's process" : error.c_str());
-                AbandonLocked(ND_CONNECTION_REFUSED);
+                ConnectFailedLocked(ND_CONNECTION_REFUSED);
                 return;
             }
             conn_->SetTimeouts((m.flags & kCmFlagUsesSrq) != 0);
             conn_->can_access_peer = cma && conn_->peer->mrs.valid();  // one-sided checks need its table
             conn_->peer_can_access_us = PeerReachesUsLocked(m);
-            peer_msg_ = m;
-            have_peer_data_ = true;
-            // The passive side's final limits: what it serves is what we may issue.
-            inbound_ = m.outbound_read_limit;
-            outbound_ = m.inbound_read_limit;
             qp_->Attach(conn_);
-            state_ = State::Replied;
-            requests_.Complete(connect_ov_, ND_SUCCESS);
+            // The passive side's final limits: what it serves is what we may issue.
+            RepliedLocked(m.private_data, m.private_len, m.outbound_read_limit, m.inbound_read_limit);
         } else if (m.type == CmType::Reject) {
-            peer_msg_ = m;
-            have_peer_data_ = true;  // the reject's private data is readable
-            AbandonLocked(ND_CONNECTION_REFUSED);
+            RejectedLocked(m.private_data, m.private_len);
         } else {
-            AbandonLocked(ND_CONNECTION_REFUSED);
+            ConnectFailedLocked(ND_CONNECTION_REFUSED);
         }
         return;
     case State::Accepting:
         if (m.type == CmType::Ready) {
             conn_->peer_can_access_us = PeerReachesUsLocked(m);
             qp_->SetConnected();
-            state_ = State::Connected;
-            requests_.Complete(accept_ov_, ND_SUCCESS);
+            AcceptedLocked();
         } else {
             // The active side rejected our reply (D31) or sent something else.
-            requests_.Complete(EndAcceptLocked(),
-                               m.type == CmType::Reject ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
+            requests().Complete(EndAcceptLocked(),
+                                m.type == CmType::Reject ? ND_CONNECTION_REFUSED : ND_CONNECTION_ABORTED);
         }
         return;
     case State::Connected:
@@ -143,15 +132,15 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
 // The peer closed the CM socket: it released its connector or died.
 void Connector::HandleClosedLocked() {
     switch (state_) {
-    case State::Connecting: AbandonLocked(ND_CONNECTION_REFUSED); return;
+    case State::Connecting: ConnectFailedLocked(ND_CONNECTION_REFUSED); return;
     case State::Requested:
-        aborted_ = true;  // Accept and Reject now report ND_CONNECTION_ABORTED
+        InitiatorGoneLocked();  // Accept and Reject now report ND_CONNECTION_ABORTED
         StopWatchingLocked();
         return;
     case State::Accepting:
         // The initiator released its connector or exited before
         // CompleteConnect: it turned our reply down (COMPAT), on every path.
-        requests_.Complete(EndAcceptLocked(), ND_CONNECTION_REFUSED);
+        requests().Complete(EndAcceptLocked(), ND_CONNECTION_REFUSED);
         return;
     case State::Replied:
     case State::Connected: PeerGoneLocked(); return;
@@ -161,40 +150,31 @@ void Connector::HandleClosedLocked() {
 
 // The attempt failed or was abandoned: the QP is as it was; a refused or
 // rejected attempt may be retried on this connector (still bound).
-void Connector::AbandonLocked(HRESULT connect_status) {
+void Connector::ConnectOverLocked(HRESULT *status) {
     StopWatchingLocked();
     if (qp_) qp_->Unreserve();
     qp_.reset();
     bool spent = conn_ && conn_->tcp && port_fd_ < 0;  // the attempt's socket held our port
-    if (spent && connect_status == ND_CONNECTION_REFUSED) {
+    if (spent && *status == ND_CONNECTION_REFUSED) {
         // Bind again while the old socket still holds the port (marked as
         // ending): once it is closed another connector could take it.
         EndsSoon(conn_->tcp->fd);
         port_fd_ = RebindPort(local_);
-        if (port_fd_ < 0) connect_status = ND_CONNECTION_ABORTED;
+        if (port_fd_ < 0) *status = ND_CONNECTION_ABORTED;
     }
     conn_.reset();
-    OVERLAPPED *ov = connect_ov_;
-    connect_ov_ = nullptr;
-    state_ = connect_status == ND_CONNECTION_REFUSED ? State::Bound : State::Closed;
-    if (ov) requests_.Complete(ov, connect_status);
 }
 
-OVERLAPPED *Connector::EndAcceptLocked() {
+void Connector::AcceptOverLocked() {
     qp_->Close();
     StopWatchingLocked();
-    state_ = State::Closed;
-    return std::exchange(accept_ov_, nullptr);
 }
 
 // The connection is over (either side): everything on the QP completes
-// ND_CANCELED (COMPAT) and NotifyDisconnect fires.
-void Connector::PeerGoneLocked() {
+// ND_CANCELED (COMPAT); the kit completes NotifyDisconnect.
+void Connector::ConnectionOverLocked() {
     StopWatchingLocked();
     if (qp_) qp_->Close();
-    state_ = State::Disconnected;
-    for (OVERLAPPED *ov : notify_ovs_) requests_.Complete(ov, ND_SUCCESS);
-    notify_ovs_.clear();
 }
 
 }  // namespace soft

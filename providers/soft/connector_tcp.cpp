@@ -30,20 +30,20 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
         close(port_fd_);
         port_fd_ = RebindPort(local_);  // retryable: still bound
         if (port_fd_ < 0) state_ = State::Closed;
-        return requests_.CompleteNow(ov, hr);
+        return requests().CompleteNow(ov, hr);
     }
     auto conn = std::make_shared<Connection>();
     conn->tcp = std::make_shared<TcpLink>(port_fd_);
     port_fd_ = -1;  // the link owns it now
-    hr = requests_.Begin(ov);
+    hr = requests().Begin(ov);
     if (hr != ND_PENDING) {
         qp->Unreserve();
         EndsSoon(conn->tcp->fd);
         port_fd_ = RebindPort(local_);
         return hr;
     }
-    inbound_ = opennd::kit::ClampReadLimit(inbound, kMaxReadLimit);  // what we asked for, until the reply says more
-    outbound_ = opennd::kit::ClampReadLimit(outbound, kMaxReadLimit);
+    inbound_ = inbound;  // what we asked for (clamped by the kit), until the reply says more
+    outbound_ = outbound;
     iwarp::MpaConfig config = MpaConfigFor(inbound_, outbound_);
     conn->tcp->initiator =
         std::make_unique<iwarp::Initiator>(config, std::span<const uint8_t>(m.private_data, m.private_len));
@@ -61,7 +61,7 @@ void Connector::OnTcpLocked() {
         // The initiator sends nothing before our reply: only its end matters.
         std::vector<uint8_t> in;
         if (!link.ReadSome(&in) || !in.empty()) {
-            aborted_ = true;  // Accept and Reject now report ND_CONNECTION_ABORTED
+            InitiatorGoneLocked();  // Accept and Reject now report ND_CONNECTION_ABORTED
             StopWatchingLocked();
         }
         return;
@@ -72,8 +72,7 @@ void Connector::OnTcpLocked() {
         TcpPath::Event e = qp_->TcpProgress();
         if (state_ == State::Accepting && qp_->TcpEstablished()) {  // the RTR is in: the initiator completed
             qp_->SetConnected();
-            state_ = State::Connected;
-            requests_.Complete(accept_ov_, ND_SUCCESS);
+            AcceptedLocked();
         }
         if (e == TcpPath::Event::Closed) HandleClosedLocked();
         return;
@@ -87,13 +86,13 @@ void Connector::TcpHandshakeLocked() {
     if (!link.connected) {
         HRESULT hr = TcpConnectResult(link.fd);
         if (hr == ND_PENDING) return;
-        if (FAILED(hr)) return AbandonLocked(hr);
+        if (FAILED(hr)) return ConnectFailedLocked(hr);
         link.connected = true;
         kit::IpAddress me;
         socklen_t len = sizeof me.storage;
         if (getsockname(link.fd, me.sa(), &len) == 0) local_ = me;
     }
-    if (!link.Flush()) return AbandonLocked(ND_CONNECTION_REFUSED);
+    if (!link.Flush()) return ConnectFailedLocked(ND_CONNECTION_REFUSED);
     std::vector<uint8_t> in;
     bool open = link.ReadSome(&in);
     size_t used = 0;
@@ -102,32 +101,29 @@ void Connector::TcpHandshakeLocked() {
     case iwarp::HandshakeStatus::Connected: {
         const iwarp::MpaFrame &reply = link.initiator->reply();
         const iwarp::Negotiated &n = link.initiator->negotiated();
-        peer_msg_ = NewCmMessage(CmType::Accept);
-        SetPrivateData(&peer_msg_, link.initiator->peer_private_data());
-        have_peer_data_ = true;
+        ULONG inbound = inbound_, outbound = outbound_;
         if (reply.enhanced) {  // what the responder will serve is what we may issue, and the reverse
-            inbound_ = std::min<ULONG>(inbound_, reply.ord);
-            outbound_ = std::min<ULONG>(outbound_, n.ord);
+            inbound = std::min<ULONG>(inbound, reply.ord);
+            outbound = std::min<ULONG>(outbound, n.ord);
         }
         std::vector<uint8_t> after(in.begin() + static_cast<ptrdiff_t>(used), in.end());
         qp_->AttachTcp(conn_, n, std::move(after), true);  // nothing leaves before CompleteConnect
-        state_ = State::Replied;
-        requests_.Complete(connect_ov_, ND_SUCCESS);
+        const std::span<const uint8_t> pd = link.initiator->peer_private_data();
+        RepliedLocked(pd.data(), static_cast<ULONG>(std::min<size_t>(pd.size(), kMaxPrivateData)), inbound, outbound);
         if (!open) HandleClosedLocked();
         return;
     }
-    case iwarp::HandshakeStatus::Rejected:
-        peer_msg_ = NewCmMessage(CmType::Reject);
-        SetPrivateData(&peer_msg_, link.initiator->peer_private_data());
-        have_peer_data_ = true;  // the reject's private data is readable
-        return AbandonLocked(ND_CONNECTION_REFUSED);
+    case iwarp::HandshakeStatus::Rejected: {
+        const std::span<const uint8_t> pd = link.initiator->peer_private_data();
+        return RejectedLocked(pd.data(), static_cast<ULONG>(std::min<size_t>(pd.size(), kMaxPrivateData)));
+    }
     case iwarp::HandshakeStatus::Failed: {
         link.out = link.initiator->TakeOutput();  // a Terminate, if one fits
         link.Flush();
-        return AbandonLocked(ND_CONNECTION_REFUSED);
+        return ConnectFailedLocked(ND_CONNECTION_REFUSED);
     }
     default:
-        if (!open) AbandonLocked(ND_CONNECTION_REFUSED);
+        if (!open) ConnectFailedLocked(ND_CONNECTION_REFUSED);
         return;
     }
 }
@@ -146,8 +142,7 @@ HRESULT Connector::AcceptTcpLocked(QueuePair *qp, const CmMessage &m, OVERLAPPED
     // sends nothing before the initiator's first FPDU (RFC 5044).
     if (n.rtr == iwarp::RtrType::None || qp->TcpEstablished()) {
         qp->SetConnected();
-        state_ = State::Connected;
-        requests_.Complete(ov, ND_SUCCESS);
+        AcceptedLocked();
     }
     return ND_PENDING;
 }

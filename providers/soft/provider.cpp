@@ -162,7 +162,7 @@ private:
                          iid, pp);
     }
     HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override {
-        return kit::HandIfValid(new Connector(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
+        return kit::HandIfValid(new Connector(this, engine_, file, info()), iid, pp, ND_INVALID_PARAMETER_2);
     }
     HRESULT NewListener(HANDLE file, REFIID iid, void **pp) override {
         return kit::HandIfValid(new Listener(this, engine_, file), iid, pp, ND_INVALID_PARAMETER_2);
