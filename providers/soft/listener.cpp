@@ -20,7 +20,7 @@ namespace soft {
 namespace kit = opennd::kit;
 
 Listener::Listener(IND2Adapter *adapter, std::shared_ptr<Engine> engine, HANDLE file)
-    : adapter_(adapter, true), engine_(std::move(engine)), requests_(file) {}
+    : kit::Listener<ConnRequest, Connector>(file), adapter_(adapter, true), engine_(std::move(engine)) {}
 
 Listener::~Listener() {
     if (port_fd_ >= 0) close(port_fd_);
@@ -37,92 +37,47 @@ void Listener::CloseLocked() {
         engine_->Unwatch(port_fd_);  // closed with the listener
         tcp_listening_ = false;
     }
-    backlog_queue_.clear();  // their CM sockets close: the active sides see a refusal
-    waiting_.clear();
-    requests_.CancelAll();   // pending GetConnectionRequests: ND_CANCELED (L10, R150)
+    DropRequestsLocked();  // their CM sockets close: the active sides see a refusal
 }
 
 void Listener::OnFinalRelease() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> guard(lock());
     CloseLocked();
 }
 
-HRESULT Listener::Bind(const sockaddr *address, ULONG size) {
-    kit::IpAddress want;
-    if (!kit::FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (port_fd_ >= 0) return opennd::kit::kStatusAddressAlreadyAssociated;  // bound already (COMPAT)
+HRESULT Listener::BindLocked(const kit::IpAddress &want) {
     if (!kit::IsWildcard(want.sa())) {
         bool local = false;
         for (const auto &l : kit::LocalIpAddresses()) local = local || kit::SameIp(l.sa(), want.sa());
         if (!local) return ND_INVALID_ADDRESS;
     }
     HRESULT hr;
-    int fd = ReservePort(want, &bound_, &hr);
+    int fd = ReservePort(want, &local_, &hr);
     if (fd < 0) return hr;
     port_fd_ = fd;
     return ND_SUCCESS;
 }
 
-HRESULT Listener::Listen(ULONG backlog) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (port_fd_ < 0) return ND_INVALID_DEVICE_STATE;
-    if (listening_) return ND_INVALID_DEVICE_STATE;  // listening already (COMPAT)
+HRESULT Listener::ListenLocked() {
     HRESULT hr;
-    int fd = CmListen(bound_, 128, &hr);
-    if (fd < 0) return hr == opennd::kit::kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
+    int fd = CmListen(local_, 128, &hr);
+    if (fd < 0) return hr == kit::kStatusAddressAlreadyAssociated ? hr : ND_INSUFFICIENT_RESOURCES;
     if (!ListenTcpLocked()) {
         close(fd);
         return ND_INSUFFICIENT_RESOURCES;
     }
     cm_fd_ = fd;
-    backlog_ = backlog;  // 0: no limit (R147)
-    listening_ = true;
     engine_->Watch(cm_fd_, this);
     return ND_SUCCESS;
 }
 
-HRESULT Listener::GetLocalAddress(sockaddr *address, ULONG *size) {
-    if (!size) return ND_INVALID_PARAMETER_2;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!listening_) return ND_INVALID_DEVICE_STATE;  // R148
-    return opennd::kit::CopyOutAddress(bound_, address, size);
-}
-
-HRESULT Listener::GetConnectionRequest(IUnknown *connector_unknown, OVERLAPPED *ov) {
+Connector *Listener::OwnConnector(IUnknown *connector_unknown) {
     Connector *connector = Connector::Find(connector_unknown);
-    if (!connector || connector->engine() != engine_.get()) return ND_INVALID_PARAMETER_1;
-    if (!ov) return ND_INVALID_PARAMETER_2;
-    if (!connector->Fresh()) return ND_INVALID_DEVICE_STATE;
-    std::lock_guard<std::mutex> lock(mu_);
-    HRESULT hr = requests_.Begin(ov);
-    if (hr != ND_PENDING) return hr;
-    waiting_.push_back({kit::ComPtr<Connector>(connector, true), ov});
-    MatchLocked();
-    return ND_PENDING;
-}
-
-HRESULT Listener::CancelOverlappedRequests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    waiting_.clear();
-    return requests_.CancelAll();
-}
-
-// Each incoming request completes exactly one waiting GetConnectionRequest (R149).
-void Listener::MatchLocked() {
-    while (!backlog_queue_.empty() && !waiting_.empty()) {
-        Waiting w = std::move(waiting_.front());
-        waiting_.pop_front();
-        if (!requests_.IsPending(w.ov) || !w.connector->Fresh()) continue;  // cancelled meanwhile
-        w.connector->Adopt(std::move(backlog_queue_.front()));
-        backlog_queue_.pop_front();
-        w.connector.reset();  // before the application hears of it: its last Release returns 0
-        requests_.Complete(w.ov, ND_SUCCESS);
-    }
+    return connector && connector->engine() == engine_.get() ? connector : nullptr;
 }
 
 void Listener::OnReadable(int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> guard(lock());
     if (fd == cm_fd_)
         AcceptAllLocked();
     else if (tcp_listening_ && fd == port_fd_)
@@ -259,30 +214,17 @@ void Listener::ReadRequestLocked(int fd) {
     // The CM socket is blocking for the connector's sends from now on.
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    ConnRequest req{std::move(conn), m, bound_, who};
-    if (kit::IsWildcard(bound_.sa())) {  // same host: the peer reached us on its own address
+    ConnRequest req{std::move(conn), m, local_, who};
+    if (kit::IsWildcard(local_.sa())) {  // same host: the peer reached us on its own address
         kit::IpAddress peer;
         if (kit::FromSockaddr(reinterpret_cast<const sockaddr *>(m.peer_address), m.peer_address_len, &peer) &&
-            peer.family() == bound_.family()) {
-            uint16_t port = kit::Port(bound_.sa());
+            peer.family() == local_.family()) {
+            uint16_t port = kit::Port(local_.sa());
             req.local = peer;
             kit::SetPort(req.local.sa(), port);
         }
     }
     QueueRequestLocked(std::move(req));
-}
-
-bool Listener::QueueFullLocked(uint64_t peer) const {
-    const size_t hard = HardQueuedRequests(), share = std::max<size_t>(1, hard / 4);
-    if (backlog_queue_.size() >= (backlog_ != 0 ? std::min<size_t>(backlog_, hard) : hard)) return true;
-    return static_cast<size_t>(std::count_if(backlog_queue_.begin(), backlog_queue_.end(), [peer](const ConnRequest &r) {
-               return r.peer == peer;
-           })) >= share;
-}
-
-void Listener::QueueRequestLocked(ConnRequest req) {
-    backlog_queue_.push_back(std::move(req));
-    MatchLocked();
 }
 
 }  // namespace soft

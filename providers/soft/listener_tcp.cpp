@@ -98,7 +98,7 @@ void Listener::ReadTcpRequestLocked(int fd) {
     auto conn = std::make_shared<Connection>();
     conn->side = 1;
     conn->tcp = std::move(link);
-    ConnRequest req{std::move(conn), m, bound_, who};
+    ConnRequest req{std::move(conn), m, local_, who};
     kit::IpAddress local;
     len = sizeof local.storage;
     if (getsockname(fd, local.sa(), &len) == 0) req.local = local;  // the address it was made to
