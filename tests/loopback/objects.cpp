@@ -10,10 +10,12 @@
 #include "loopback.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
-#include "opennd/kit/connection_rules.h"
+#include "opennd/kit/connector.h"
+#include "opennd/kit/listener.h"
 #include "opennd/kit/memory_region.h"
 #include "opennd/kit/overlapped.h"
 #include "opennd/kit/post_checks.h"
+#include "opennd/kit/registry.h"
 
 namespace loopback {
 namespace kit = opennd::kit;
@@ -129,80 +131,71 @@ private:
     std::deque<Recv> receives_;
 };
 
-class Connector : public kit::Unknown<IND2Connector> {
-public:
-    Connector(IND2Adapter *adapter, HANDLE file) : adapter_(adapter, true), requests_(file) {}
-    bool Valid() const { return requests_.Valid(); }
+// A connection request (none ever arrives).
+struct Request {
+    uint64_t peer = 0;
+};
 
-    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
-    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
-        return requests_.Result(ov, wait);
+// The kit's connector with no transport: no connection is ever made, so
+// every call answers as the SPI says for a connector that never connects.
+class Connector : public kit::Connector {
+public:
+    Connector(IND2Adapter *adapter, HANDLE file, const ND2_ADAPTER_INFO &info)
+        : kit::Connector(file, info), adapter_(adapter, true) {
+        ConnectorRegistry::Add(this);
     }
-    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *, ULONG) override { return ND_NOT_SUPPORTED; }
-    HRESULT STDMETHODCALLTYPE Connect(IUnknown *, const sockaddr *, ULONG, ULONG, ULONG, const VOID *, ULONG,
-                                      OVERLAPPED *) override {
+    ~Connector() override { ConnectorRegistry::Remove(this); }
+    static Connector *Find(IUnknown *u) { return ConnectorRegistry::Find(u, IID_IND2Connector); }
+    void Adopt(const Request &) {}
+
+private:
+    using ConnectorRegistry = kit::Registry<Connector, IND2Connector>;
+    bool OwnsQueuePair(IUnknown *) override { return true; }
+    HRESULT BindLocked(const kit::IpAddress &) override { return ND_NOT_SUPPORTED; }
+    HRESULT ConnectLocked(IUnknown *, const kit::IpAddress &, ULONG, ULONG, const void *, ULONG,
+                          OVERLAPPED *) override {
         return ND_NOT_SUPPORTED;
     }
-    HRESULT STDMETHODCALLTYPE CompleteConnect(OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE Accept(IUnknown *, ULONG, ULONG, const VOID *, ULONG, OVERLAPPED *) override {
-        return ND_CONNECTION_INVALID;
-    }
-    HRESULT STDMETHODCALLTYPE Reject(const VOID *, ULONG) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE GetReadLimits(ULONG *, ULONG *) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE GetPrivateData(VOID *, ULONG *) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *, ULONG *) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE GetPeerAddress(sockaddr *, ULONG *) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE NotifyDisconnect(OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
-    HRESULT STDMETHODCALLTYPE Disconnect(OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
+    HRESULT CompleteConnectLocked() override { return ND_CONNECTION_INVALID; }
+    HRESULT AcceptLocked(IUnknown *, const void *, ULONG, OVERLAPPED *) override { return ND_CONNECTION_INVALID; }
+    HRESULT RejectLocked(const void *, ULONG) override { return ND_CONNECTION_INVALID; }
+    void DisconnectLocked() override {}
+    void AbandonAcceptLocked() override {}
+    void ConnectOverLocked(HRESULT *) override {}
+    void AcceptOverLocked() override {}
+    void ConnectionOverLocked() override {}
 
-private:
     kit::ComPtr<IND2Adapter> adapter_;
-    kit::OverlappedRequests requests_;
 };
 
-// Listens on its addresses; no connection ever arrives, so its
-// GetConnectionRequests stay pending until cancelled or the listener goes.
-class Listener : public kit::Unknown<IND2Listener> {
+// The kit's listener on the adapter's addresses; no connection ever
+// arrives, so its GetConnectionRequests stay pending until cancelled or the
+// listener goes.
+class Listener : public kit::Listener<Request, Connector> {
 public:
     Listener(IND2Adapter *adapter, HANDLE file, std::vector<kit::IpAddress> addrs)
-        : adapter_(adapter, true), requests_(file), addresses_(std::move(addrs)) {}
-    bool Valid() const { return requests_.Valid(); }
-
-    HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override { return requests_.CancelAll(); }
-    HRESULT STDMETHODCALLTYPE GetOverlappedResult(OVERLAPPED *ov, BOOL wait) override {
-        return requests_.Result(ov, wait);
-    }
-    HRESULT STDMETHODCALLTYPE Bind(const sockaddr *sa, ULONG cb) override {
-        if (!kit::IsIpSockaddr(sa, cb)) return ND_INVALID_ADDRESS;
-        bool ours = kit::IsWildcard(sa);
-        for (const auto &a : addresses_) ours = ours || kit::SameIp(a.sa(), sa);
-        if (!ours) return ND_INVALID_ADDRESS;
-        kit::FromSockaddr(sa, cb, &bound_);
-        if (kit::Port(bound_.sa()) == 0) kit::SetPort(bound_.sa(), 49152);
-        return ND_SUCCESS;
-    }
-    HRESULT STDMETHODCALLTYPE Listen(ULONG) override {
-        listening_ = true;
-        return ND_SUCCESS;
-    }
-    HRESULT STDMETHODCALLTYPE GetLocalAddress(sockaddr *sa, ULONG *pcb) override {
-        if (!pcb) return ND_INVALID_PARAMETER_2;
-        if (!listening_) return ND_INVALID_DEVICE_STATE;
-        return kit::CopyOutAddress(bound_, sa, pcb);
-    }
-    HRESULT STDMETHODCALLTYPE GetConnectionRequest(IUnknown *connector, OVERLAPPED *ov) override {
-        if (!connector) return ND_INVALID_PARAMETER_1;
-        return requests_.Begin(ov);
-    }
+        : kit::Listener<Request, Connector>(file), adapter_(adapter, true), addresses_(std::move(addrs)) {}
 
 private:
-    kit::ComPtr<IND2Adapter> adapter_;
-    kit::OverlappedRequests requests_;
-    std::vector<kit::IpAddress> addresses_;
-    kit::IpAddress bound_;
-    bool listening_ = false;
-};
+    HRESULT BindLocked(const kit::IpAddress &want) override {
+        bool ours = kit::IsWildcard(want.sa());
+        for (const auto &a : addresses_) ours = ours || kit::SameIp(a.sa(), want.sa());
+        if (!ours) return ND_INVALID_ADDRESS;
+        local_ = want;
+        if (kit::Port(local_.sa()) == 0) kit::SetPort(local_.sa(), 49152);
+        return ND_SUCCESS;
+    }
+    HRESULT ListenLocked() override { return ND_SUCCESS; }
+    Connector *OwnConnector(IUnknown *u) override { return Connector::Find(u); }
+    size_t HardQueueBound() const override { return 64; }
+    void OnFinalRelease() override {
+        std::lock_guard<std::mutex> guard(lock());
+        DropRequestsLocked();
+    }
 
+    kit::ComPtr<IND2Adapter> adapter_;
+    std::vector<kit::IpAddress> addresses_;
+};
 
 }  // namespace
 
@@ -214,8 +207,8 @@ HRESULT MakeQueuePair(IND2Adapter *adapter, const kit::QueuePairArgs &args, REFI
     return kit::Hand(new QueuePair(adapter, args), iid, pp);
 }
 
-HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp) {
-    return kit::HandIfValid(new Connector(adapter, file), iid, pp, ND_INVALID_HANDLE);
+HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, const ND2_ADAPTER_INFO &info, REFIID iid, void **pp) {
+    return kit::HandIfValid(new Connector(adapter, file, info), iid, pp, ND_INVALID_HANDLE);
 }
 
 HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp, std::vector<kit::IpAddress> addrs) {

@@ -59,7 +59,7 @@ private:
     HRESULT NewQueuePair(const kit::QueuePairArgs &a, REFIID iid, void **pp) override {
         return MakeQueuePair(this, a, iid, pp);
     }
-    HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override { return MakeConnector(this, file, iid, pp); }
+    HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override { return MakeConnector(this, file, info(), iid, pp); }
     HRESULT NewListener(HANDLE file, REFIID iid, void **pp) override {
         return MakeListener(this, file, iid, pp, AdapterAddresses(mode_, id_));
     }
