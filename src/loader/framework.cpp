@@ -89,7 +89,7 @@ void Framework::RefreshLocked() {
         auto *list = reinterpret_cast<SOCKET_ADDRESS_LIST *>(buf.data());
         for (INT i = 0; i < list->iAddressCount; ++i) {
             AddressEntry entry{{}, lib};
-            if (kit::FromSockaddr(list->Address[i].lpSockaddr, static_cast<size_t>(list->Address[i].iSockaddrLength),
+            if (opennd::net::FromSockaddr(list->Address[i].lpSockaddr, static_cast<size_t>(list->Address[i].iSockaddrLength),
                                   &entry.address))
                 v2_addresses.push_back(entry);
         }

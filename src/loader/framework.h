@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "loader/provider_library.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace opennd {
 
 struct AddressEntry {
-    kit::IpAddress address;
+    opennd::net::IpAddress address;
     ProviderLibrary *provider;
 };
 

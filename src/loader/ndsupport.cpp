@@ -13,7 +13,6 @@
 #include "loader/framework.h"
 
 using opennd::Framework;
-namespace kit = opennd::kit;
 
 namespace {
 
@@ -28,7 +27,7 @@ HRESULT ValidateAddress(const sockaddr *sa, SIZE_T cb) {
 
 bool IsNdAddressLocked(Framework &f, const sockaddr *sa) {
     for (const auto &e : f.v2_addresses)
-        if (kit::SameIp(e.address.sa(), sa)) return true;
+        if (opennd::net::SameIp(e.address.sa(), sa)) return true;
     return false;
 }
 
@@ -46,10 +45,10 @@ HRESULT RouteErrno(int err) {
 
 // The local address the kernel would use towards `remote` (a UDP connect
 // sends nothing; getsockname reports the route's source address).
-HRESULT RouteSource(const sockaddr *remote, kit::IpAddress *local) {
-    kit::IpAddress dst;
-    if (!kit::FromSockaddr(remote, kit::SockaddrLength(remote->sa_family), &dst)) return ND_INVALID_ADDRESS;
-    if (kit::Port(dst.sa()) == 0) kit::SetPort(dst.sa(), 9);  // connect() needs a port; none is contacted
+HRESULT RouteSource(const sockaddr *remote, opennd::net::IpAddress *local) {
+    opennd::net::IpAddress dst;
+    if (!opennd::net::FromSockaddr(remote, opennd::net::SockaddrLength(remote->sa_family), &dst)) return ND_INVALID_ADDRESS;
+    if (opennd::net::Port(dst.sa()) == 0) opennd::net::SetPort(dst.sa(), 9);  // connect() needs a port; none is contacted
     int fd = socket(dst.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return RouteErrno(errno);
     HRESULT hr = ND_SUCCESS;
@@ -59,7 +58,7 @@ HRESULT RouteSource(const sockaddr *remote, kit::IpAddress *local) {
     else if (getsockname(fd, local->sa(), &len) != 0)
         hr = ND_UNSUCCESSFUL;
     close(fd);
-    if (SUCCEEDED(hr)) kit::SetPort(local->sa(), 0);
+    if (SUCCEEDED(hr)) opennd::net::SetPort(local->sa(), 0);
     return hr;
 }
 
@@ -83,7 +82,7 @@ OPENND_API HRESULT NdQueryAddressList(DWORD flags, SOCKET_ADDRESS_LIST *pAddress
     if (!f.started()) return ND_DEVICE_NOT_READY;
     if (!pcbAddressList) return ND_INVALID_PARAMETER_3;
     f.RefreshLocked();
-    std::vector<kit::IpAddress> addrs;
+    std::vector<opennd::net::IpAddress> addrs;
     if (!(flags & ND_QUERY_EXCLUDE_NDv2_ADDRESSES))
         for (const auto &e : f.v2_addresses) addrs.push_back(e.address);
     // v1 providers are not loaded by OpenND, so their list is always empty.
@@ -92,7 +91,7 @@ OPENND_API HRESULT NdQueryAddressList(DWORD flags, SOCKET_ADDRESS_LIST *pAddress
         return ND_SUCCESS;
     }
     SIZE_T cb = *pcbAddressList;
-    HRESULT hr = kit::WriteAddressList(addrs, pAddressList, &cb);
+    HRESULT hr = opennd::net::WriteAddressList(addrs, pAddressList, &cb);
     if (hr == ND_BUFFER_OVERFLOW) *pcbAddressList = cb;  // D16: not updated on success
     return hr;
 }
@@ -107,7 +106,7 @@ OPENND_API HRESULT NdResolveAddress(const sockaddr *pRemoteAddress, SIZE_T cbRem
     HRESULT hr = ValidateAddress(pRemoteAddress, cbRemoteAddress);
     if (FAILED(hr)) return hr;
     if (!pcbLocalAddress) return ND_INVALID_PARAMETER_4;
-    kit::IpAddress local;
+    opennd::net::IpAddress local;
     hr = RouteSource(pRemoteAddress, &local);
     if (FAILED(hr)) return hr;
     if (!pLocalAddress || *pcbLocalAddress < local.length()) {
@@ -149,7 +148,7 @@ OPENND_API HRESULT NdOpenAdapter(REFIID iid, const sockaddr *pAddress, SIZE_T cb
     // Every entry whose IP matches, in list order: another provider may serve
     // the same IP if the first cannot open it.
     for (const auto &e : f.v2_addresses) {
-        if (!kit::SameIp(e.address.sa(), pAddress)) continue;
+        if (!opennd::net::SameIp(e.address.sa(), pAddress)) continue;
         IND2Provider *prov = nullptr;
         if (FAILED(e.provider->GetProvider(&prov))) {
             hr = ND_INVALID_ADDRESS;
@@ -163,7 +162,7 @@ OPENND_API HRESULT NdOpenAdapter(REFIID iid, const sockaddr *pAddress, SIZE_T cb
             hr = prov->OpenAdapter(iid, id, ppIAdapter);
             if (FAILED(hr))
                 OPENND_LOG(Info, "provider %s could not open the adapter for %s (0x%08X)",
-                           e.provider->name().c_str(), kit::ToString(pAddress).c_str(), static_cast<unsigned>(hr));
+                           e.provider->name().c_str(), opennd::net::ToString(pAddress).c_str(), static_cast<unsigned>(hr));
         }
         prov->Release();
         if (SUCCEEDED(hr)) break;

@@ -8,7 +8,6 @@
 #include "support/test_catalog.h"
 
 using namespace testing_support;
-namespace kit = opennd::kit;
 
 namespace {
 
@@ -33,7 +32,7 @@ std::vector<std::string> QueryAll(DWORD flags) {
         const char *p = reinterpret_cast<const char *>(list->Address[i].lpSockaddr);
         EXPECT_GE(p, buf.data());
         EXPECT_LE(p + list->Address[i].iSockaddrLength, buf.data() + buf.size());
-        out.push_back(kit::ToString(list->Address[i].lpSockaddr));
+        out.push_back(opennd::net::ToString(list->Address[i].lpSockaddr));
     }
     return out;
 }
@@ -115,7 +114,7 @@ TEST_F(NdSupport, OpenAdapterPicksTheAdapterThatOwnsTheAddress) {
     catalog.AddLoopback(10, 1);
     for (const char *text : {"127.0.0.1", "::1", "127.0.0.2"}) {
         auto a = Ip(text);
-        kit::SetPort(a.sa(), 7471);  // ports are ignored
+        opennd::net::SetPort(a.sa(), 7471);  // ports are ignored
         IND2Adapter *adapter = nullptr;
         ASSERT_EQ(NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), reinterpret_cast<void **>(&adapter)), ND_SUCCESS)
             << text;
@@ -157,8 +156,8 @@ TEST_F(NdSupport, ResolveAddressGivesTheLocalAddressWithPortZero) {
         cb = sizeof local;
         ASSERT_EQ(NdResolveAddress(remote.sa(), remote.length(), reinterpret_cast<sockaddr *>(&local), &cb), S_OK);
         EXPECT_EQ(cb, remote.length());
-        EXPECT_TRUE(kit::SameIp(reinterpret_cast<sockaddr *>(&local), remote.sa()));
-        EXPECT_EQ(kit::Port(reinterpret_cast<sockaddr *>(&local)), 0);
+        EXPECT_TRUE(opennd::net::SameIp(reinterpret_cast<sockaddr *>(&local), remote.sa()));
+        EXPECT_EQ(opennd::net::Port(reinterpret_cast<sockaddr *>(&local)), 0);
     }
 }
 

@@ -151,8 +151,8 @@ public:
 private:
     using ConnectorRegistry = kit::Registry<Connector, IND2Connector>;
     bool OwnsQueuePair(IUnknown *) override { return true; }
-    HRESULT BindLocked(const kit::IpAddress &) override { return ND_NOT_SUPPORTED; }
-    HRESULT ConnectLocked(IUnknown *, const kit::IpAddress &, ULONG, ULONG, const void *, ULONG,
+    HRESULT BindLocked(const opennd::net::IpAddress &) override { return ND_NOT_SUPPORTED; }
+    HRESULT ConnectLocked(IUnknown *, const opennd::net::IpAddress &, ULONG, ULONG, const void *, ULONG,
                           OVERLAPPED *) override {
         return ND_NOT_SUPPORTED;
     }
@@ -173,16 +173,16 @@ private:
 // listener goes.
 class Listener : public kit::Listener<Request, Connector> {
 public:
-    Listener(IND2Adapter *adapter, HANDLE file, std::vector<kit::IpAddress> addrs)
+    Listener(IND2Adapter *adapter, HANDLE file, std::vector<opennd::net::IpAddress> addrs)
         : kit::Listener<Request, Connector>(file), adapter_(adapter, true), addresses_(std::move(addrs)) {}
 
 private:
-    HRESULT BindLocked(const kit::IpAddress &want) override {
-        bool ours = kit::IsWildcard(want.sa());
-        for (const auto &a : addresses_) ours = ours || kit::SameIp(a.sa(), want.sa());
+    HRESULT BindLocked(const opennd::net::IpAddress &want) override {
+        bool ours = opennd::net::IsWildcard(want.sa());
+        for (const auto &a : addresses_) ours = ours || opennd::net::SameIp(a.sa(), want.sa());
         if (!ours) return ND_INVALID_ADDRESS;
         local_ = want;
-        if (kit::Port(local_.sa()) == 0) kit::SetPort(local_.sa(), 49152);
+        if (opennd::net::Port(local_.sa()) == 0) opennd::net::SetPort(local_.sa(), 49152);
         return ND_SUCCESS;
     }
     HRESULT ListenLocked() override { return ND_SUCCESS; }
@@ -194,7 +194,7 @@ private:
     }
 
     kit::ComPtr<IND2Adapter> adapter_;
-    std::vector<kit::IpAddress> addresses_;
+    std::vector<opennd::net::IpAddress> addresses_;
 };
 
 }  // namespace
@@ -211,7 +211,7 @@ HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, const ND2_ADAPTER_INFO 
     return kit::HandIfValid(new Connector(adapter, file, info), iid, pp, ND_INVALID_HANDLE);
 }
 
-HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp, std::vector<kit::IpAddress> addrs) {
+HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp, std::vector<opennd::net::IpAddress> addrs) {
     return kit::HandIfValid(new Listener(adapter, file, std::move(addrs)), iid, pp, ND_INVALID_HANDLE);
 }
 

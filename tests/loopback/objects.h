@@ -5,7 +5,7 @@
 
 #include "ndspi.h"
 #include "opennd/kit/adapter.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace loopback {
 
@@ -14,6 +14,6 @@ HRESULT MakeMemoryRegion(IND2Adapter *adapter, HANDLE file, REFIID iid, void **p
 HRESULT MakeQueuePair(IND2Adapter *adapter, const opennd::kit::QueuePairArgs &args, REFIID iid, void **pp);
 HRESULT MakeConnector(IND2Adapter *adapter, HANDLE file, const ND2_ADAPTER_INFO &info, REFIID iid, void **pp);
 HRESULT MakeListener(IND2Adapter *adapter, HANDLE file, REFIID iid, void **pp,
-                     std::vector<opennd::kit::IpAddress> addresses);
+                     std::vector<opennd::net::IpAddress> addresses);
 
 }  // namespace loopback

@@ -14,14 +14,14 @@ namespace kit = opennd::kit;
 
 namespace {
 
-kit::IpAddress Addr(const char *text) {
-    kit::IpAddress a;
-    kit::ParseAddress(text, &a);
+opennd::net::IpAddress Addr(const char *text) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress(text, &a);
     return a;
 }
 
-std::vector<kit::IpAddress> AdapterAddresses(uint8_t mode, UINT64 adapter) {
-    if (mode == 5) return adapter == 1 ? std::vector<kit::IpAddress>{Addr("127.0.0.1")} : std::vector<kit::IpAddress>{};
+std::vector<opennd::net::IpAddress> AdapterAddresses(uint8_t mode, UINT64 adapter) {
+    if (mode == 5) return adapter == 1 ? std::vector<opennd::net::IpAddress>{Addr("127.0.0.1")} : std::vector<opennd::net::IpAddress>{};
     if (adapter == 1) return {Addr("127.0.0.1"), Addr("::1")};
     if (adapter == 2 && mode == 1) return {Addr("127.0.0.2")};
     return {};
@@ -52,7 +52,7 @@ public:
     Adapter(uint8_t mode, UINT64 id) : kit::Adapter(AdapterInfo(mode, id)), mode_(mode), id_(id) {}
 
 private:
-    std::vector<kit::IpAddress> Addresses() override { return AdapterAddresses(mode_, id_); }
+    std::vector<opennd::net::IpAddress> Addresses() override { return AdapterAddresses(mode_, id_); }
     HRESULT NewMemoryRegion(HANDLE file, REFIID iid, void **pp) override {
         return MakeMemoryRegion(this, file, iid, pp);
     }
@@ -84,7 +84,7 @@ private:
             if (!loopback::AdapterAddresses(mode_, id).empty()) ids.push_back(id);
         return ids;
     }
-    std::vector<kit::IpAddress> AdapterAddresses(UINT64 id) override { return loopback::AdapterAddresses(mode_, id); }
+    std::vector<opennd::net::IpAddress> AdapterAddresses(UINT64 id) override { return loopback::AdapterAddresses(mode_, id); }
     HRESULT NewAdapter(UINT64 id, REFIID iid, void **pp) override {
         if (mode_ == 3) return ND_INSUFFICIENT_RESOURCES;
         return kit::Hand(new Adapter(mode_, id), iid, pp);

@@ -230,9 +230,9 @@ MsgHeader *NextMessage(RingConsumer &ring, MsgInfo *info) {
 }
 
 // The listener's side of the tests below: 127.0.0.1, a port picked.
-opennd::kit::IpAddress Loopback() {
-    opennd::kit::IpAddress local;
-    opennd::kit::ParseAddress("127.0.0.1", &local);
+opennd::net::IpAddress Loopback() {
+    opennd::net::IpAddress local;
+    opennd::net::ParseAddress("127.0.0.1", &local);
     return local;
 }
 bool Listen(nd_session::Endpoint &server, uint16_t *port) {
@@ -409,7 +409,7 @@ TEST(HostilePeer, OnePeerQueuesOnlyItsShareOfRequestsUnderListenZero) {
     ASSERT_TRUE(child.Started());
     ASSERT_EQ(NdStartup(), S_OK);
     {
-        const opennd::kit::IpAddress local = Loopback();
+        const opennd::net::IpAddress local = Loopback();
         nd_session::Endpoint server, good;
         uint16_t port = 0;
         ASSERT_TRUE(Listen(server, &port)) << server.error;
@@ -419,8 +419,8 @@ TEST(HostilePeer, OnePeerQueuesOnlyItsShareOfRequestsUnderListenZero) {
         EXPECT_EQ(refused, kRequests - kShare) << "requests of one peer refused past its share";
 
         ASSERT_TRUE(good.OpenOn(server)) << good.error;
-        opennd::kit::IpAddress dest = local;
-        opennd::kit::SetPort(dest.sa(), port);
+        opennd::net::IpAddress dest = local;
+        opennd::net::SetPort(dest.sa(), port);
         auto connecting = std::async(std::launch::async, [&] { return good.Connect(dest, "good", 5); });
         bool served = false;
         for (int i = 0; i <= kShare && !served; ++i) {  // the flood's queued requests come first
@@ -455,7 +455,7 @@ TEST(HostilePeer, AClientThatNeverSendsReadyFailsTheAcceptInTime) {
     ASSERT_EQ(NdStartup(), S_OK);
     setenv("OPENND_SOFT_ACCEPT_TIMEOUT_MS", "300", 1);
     {
-        const opennd::kit::IpAddress local = Loopback();
+        const opennd::net::IpAddress local = Loopback();
         nd_session::Endpoint server;
         uint16_t port = 0;
         ASSERT_TRUE(Listen(server, &port)) << server.error;
@@ -477,8 +477,8 @@ TEST(HostilePeer, AClientThatNeverSendsReadyFailsTheAcceptInTime) {
         nd_session::Endpoint again, good;
         ASSERT_TRUE(again.OpenOn(server) && good.Open(local)) << again.error << good.error;
         auto accepted = std::async(std::launch::async, [&] { return again.Accept(); });
-        opennd::kit::IpAddress dest = local;
-        opennd::kit::SetPort(dest.sa(), port);
+        opennd::net::IpAddress dest = local;
+        opennd::net::SetPort(dest.sa(), port);
         EXPECT_TRUE(good.Connect(dest)) << good.error;
         EXPECT_TRUE(accepted.get()) << again.error;
     }

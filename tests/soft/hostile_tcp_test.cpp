@@ -33,12 +33,11 @@ namespace {
 using nd_session::Buffer;
 using nd_session::Endpoint;
 using nd_session::NowMs;
-namespace kit = opennd::kit;
 
-kit::IpAddress Loopback(uint16_t port = 0) {
-    kit::IpAddress a;
-    kit::ParseAddress("127.0.0.1", &a);
-    kit::SetPort(a.sa(), port);
+opennd::net::IpAddress Loopback(uint16_t port = 0) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress("127.0.0.1", &a);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 
@@ -50,7 +49,7 @@ struct Socket {
     }
     bool Dial(uint16_t port) {
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        kit::IpAddress to = Loopback(port);
+        opennd::net::IpAddress to = Loopback(port);
         return fd >= 0 && connect(fd, to.sa(), to.length()) == 0;
     }
     bool SendAll(const std::vector<uint8_t> &bytes) {
@@ -427,10 +426,10 @@ TEST_F(HostileTcpClient, TheProviderAsksForCrcWhenTold) {
         Socket listening;  // closed on every way out
         listening.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         const int lfd = listening.fd;
-        kit::IpAddress any = Loopback();
+        opennd::net::IpAddress any = Loopback();
         ASSERT_EQ(bind(lfd, any.sa(), any.length()), 0);
         ASSERT_EQ(listen(lfd, 1), 0);
-        kit::IpAddress bound;
+        opennd::net::IpAddress bound;
         socklen_t len = sizeof bound.storage;
         getsockname(lfd, bound.sa(), &len);
         Endpoint client;

@@ -19,22 +19,21 @@
 #include "support/nd_session.h"
 
 using namespace nd_session;
-namespace kit = opennd::kit;
 
 namespace {
 
-kit::IpAddress Addr(const char *text, uint16_t port) {
-    kit::IpAddress a;
-    kit::ParseAddress(text, &a);
-    kit::SetPort(a.sa(), port);
+opennd::net::IpAddress Addr(const char *text, uint16_t port) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress(text, &a);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 
 // A same-host connection to the listener's CM socket (its abstract name).
-int ConnectCm(const kit::IpAddress &dest) {
+int ConnectCm(const opennd::net::IpAddress &dest) {
     sockaddr_un un{};
     un.sun_family = AF_UNIX;
-    const std::string name = "opennd-cm/" + kit::ToString(dest.sa()) + "/" + std::to_string(kit::Port(dest.sa()));
+    const std::string name = "opennd-cm/" + opennd::net::ToString(dest.sa()) + "/" + std::to_string(opennd::net::Port(dest.sa()));
     std::memcpy(un.sun_path + 1, name.data(), name.size());
     const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
@@ -45,7 +44,7 @@ int ConnectCm(const kit::IpAddress &dest) {
     return fd;
 }
 
-int ConnectTcp(const kit::IpAddress &dest) {
+int ConnectTcp(const opennd::net::IpAddress &dest) {
     const int fd = socket(dest.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd >= 0 && connect(fd, dest.sa(), dest.length()) != 0) {
         close(fd);
@@ -87,7 +86,7 @@ TEST_P(ListenerLimits, ConnectionsThatNeverSendARequestAreBoundedAndARealClientG
     Endpoint server, client;  // (released before TearDown's NdCleanup)
     uint16_t port = 0;
     ASSERT_TRUE(server.Open(Addr(GetParam(), 0)) && server.Listen(Addr(GetParam(), 0), &port)) << server.error;
-    const kit::IpAddress dest = Addr(GetParam(), port);
+    const opennd::net::IpAddress dest = Addr(GetParam(), port);
     // A burst past the hard bound (half of it and more per kind: TCP and
     // same-host CM): within their grace they are kept, never more than that.
     const size_t kHard = soft::HardHandshakes(), kEach = kHard / 2 + 100;

@@ -26,7 +26,6 @@
 
 namespace {
 using namespace nd_session;
-namespace kit = opennd::kit;
 
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define OPENND_NO_SYSCALL_TEST 1
@@ -64,10 +63,10 @@ bool TrapEverySystemCall() {
 }
 #endif
 
-kit::IpAddress Loopback(uint16_t port = 0) {
-    kit::IpAddress a;
-    kit::ParseAddress("127.0.0.1", &a);
-    kit::SetPort(a.sa(), port);
+opennd::net::IpAddress Loopback(uint16_t port = 0) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress("127.0.0.1", &a);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 

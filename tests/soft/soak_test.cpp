@@ -16,7 +16,6 @@
 
 namespace {
 using namespace nd_session;
-namespace kit = opennd::kit;
 
 constexpr int kConnections = 8;
 constexpr int kWindow = 64;
@@ -40,10 +39,10 @@ void Fill(char *p, size_t n, uint32_t seed) {
     for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>((seed * 131 + i * 7) >> 3);
 }
 
-kit::IpAddress Addr(const char *text, uint16_t port = 0) {
-    kit::IpAddress a;
-    kit::ParseAddress(text, &a);
-    kit::SetPort(a.sa(), port);
+opennd::net::IpAddress Addr(const char *text, uint16_t port = 0) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress(text, &a);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 

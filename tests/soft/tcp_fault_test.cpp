@@ -21,14 +21,13 @@
 
 namespace {
 using namespace nd_session;
-namespace kit = opennd::kit;
 
 constexpr uint64_t kTimeoutMs = 1500;  // OPENND_SOFT_TCP_TIMEOUT_MS for these tests
 
-kit::IpAddress Addr(const char *text, uint16_t port = 0) {
-    kit::IpAddress a;
-    kit::ParseAddress(text, &a);
-    kit::SetPort(a.sa(), port);
+opennd::net::IpAddress Addr(const char *text, uint16_t port = 0) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress(text, &a);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 

@@ -12,9 +12,9 @@
 
 namespace two_process {
 
-inline opennd::kit::IpAddress Addr(const char *text) {
-    opennd::kit::IpAddress a;
-    opennd::kit::ParseAddress(text, &a);
+inline opennd::net::IpAddress Addr(const char *text) {
+    opennd::net::IpAddress a;
+    opennd::net::ParseAddress(text, &a);
     return a;
 }
 
@@ -49,9 +49,9 @@ inline bool TellPort(int port_fd, uint16_t port) {
     return ok;
 }
 
-inline opennd::kit::IpAddress Addr(const char *text, uint16_t port) {
-    opennd::kit::IpAddress a = Addr(text);
-    opennd::kit::SetPort(a.sa(), port);
+inline opennd::net::IpAddress Addr(const char *text, uint16_t port) {
+    opennd::net::IpAddress a = Addr(text);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 

@@ -16,7 +16,6 @@
 
 using namespace nd_session;
 using namespace two_process;
-namespace kit = opennd::kit;
 
 namespace {
 

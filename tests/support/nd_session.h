@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ndsupport.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace nd_session {
 
@@ -49,7 +49,7 @@ struct Endpoint {
     }
 
     // Opens the adapter serving `local` and creates a CQ and a QP.
-    bool Open(const opennd::kit::IpAddress &local, ULONG depth = 64, ULONG sges = 4, ULONG inline_size = 0) {
+    bool Open(const opennd::net::IpAddress &local, ULONG depth = 64, ULONG sges = 4, ULONG inline_size = 0) {
         HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter));
         if (FAILED(hr)) return Fail("NdOpenAdapter", hr);
         if (FAILED(hr = adapter->CreateOverlappedFile(&file))) return Fail("CreateOverlappedFile", hr);
@@ -89,15 +89,15 @@ struct Endpoint {
     }
 
     // Passive side: listen on `local` (port 0 picks one) and return the port.
-    bool Listen(const opennd::kit::IpAddress &local, uint16_t *port) {
+    bool Listen(const opennd::net::IpAddress &local, uint16_t *port) {
         HRESULT hr = adapter->CreateListener(IID_IND2Listener, file, reinterpret_cast<void **>(&listener));
         if (FAILED(hr)) return Fail("CreateListener", hr);
         if (FAILED(hr = listener->Bind(local.sa(), local.length()))) return Fail("Listener::Bind", hr);
         if (FAILED(hr = listener->Listen(0))) return Fail("Listen", hr);
-        opennd::kit::IpAddress bound;
+        opennd::net::IpAddress bound;
         ULONG len = sizeof bound.storage;
         if (FAILED(hr = listener->GetLocalAddress(bound.sa(), &len))) return Fail("GetLocalAddress", hr);
-        *port = opennd::kit::Port(bound.sa());
+        *port = opennd::net::Port(bound.sa());
         return true;
     }
     bool Accept(const void *pd = nullptr, ULONG pd_len = 0, ULONG inbound = 8, ULONG outbound = 8) {
@@ -108,7 +108,7 @@ struct Endpoint {
         if (FAILED(hr)) return Fail("Accept", hr);
         return true;
     }
-    bool Connect(const opennd::kit::IpAddress &dest, const void *pd = nullptr, ULONG pd_len = 0, ULONG inbound = 8,
+    bool Connect(const opennd::net::IpAddress &dest, const void *pd = nullptr, ULONG pd_len = 0, ULONG inbound = 8,
                  ULONG outbound = 8) {
         OVERLAPPED ov{};
         HRESULT hr = Wait(connector, &ov,

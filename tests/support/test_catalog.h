@@ -12,7 +12,7 @@
 #include <string>
 
 #include "../loopback/loopback.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace testing_support {
 
@@ -69,9 +69,9 @@ private:
     bool had_old_ = false;
 };
 
-inline opennd::kit::IpAddress Ip(const char *text) {
-    opennd::kit::IpAddress a;
-    EXPECT_TRUE(opennd::kit::ParseAddress(text, &a)) << text;
+inline opennd::net::IpAddress Ip(const char *text) {
+    opennd::net::IpAddress a;
+    EXPECT_TRUE(opennd::net::ParseAddress(text, &a)) << text;
     return a;
 }
 

@@ -129,8 +129,8 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
     if (o->library.empty() && !o->guid.empty()) return "--guid goes with --library";
     for (const auto &list : {o->addresses, o->peer_addresses})
         for (const auto &a : list) {
-            opennd::kit::IpAddress ip;
-            if (!opennd::kit::ParseAddress(a, &ip)) return "not an IP address: " + a;
+            opennd::net::IpAddress ip;
+            if (!opennd::net::ParseAddress(a, &ip)) return "not an IP address: " + a;
         }
     if (o->peer_netns.empty() != o->peer_addresses.empty())
         return "--peer-netns and --peer-address go together";

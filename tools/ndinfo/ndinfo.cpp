@@ -7,7 +7,7 @@
 
 #include "ndsupport.h"
 #include "opennd/adapter_notes.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 #include "opennd/params.h"
 #include "opennd/providers.h"
 #include "report.h"
@@ -29,8 +29,8 @@ void Usage(FILE *out) {
                  "  -h, --help     this text\n");
 }
 
-std::vector<opennd::kit::IpAddress> Addresses(IND2Provider *p, HRESULT *hr) {
-    std::vector<opennd::kit::IpAddress> out;
+std::vector<opennd::net::IpAddress> Addresses(IND2Provider *p, HRESULT *hr) {
+    std::vector<opennd::net::IpAddress> out;
     ULONG cb = 0;
     *hr = p->QueryAddressList(nullptr, &cb);
     if (*hr == ND_SUCCESS) return out;
@@ -40,8 +40,8 @@ std::vector<opennd::kit::IpAddress> Addresses(IND2Provider *p, HRESULT *hr) {
     *hr = p->QueryAddressList(list, &cb);
     if (FAILED(*hr)) return out;
     for (INT i = 0; i < list->iAddressCount; ++i) {
-        opennd::kit::IpAddress a;
-        if (opennd::kit::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a))
+        opennd::net::IpAddress a;
+        if (opennd::net::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a))
             out.push_back(a);
     }
     return out;
@@ -69,7 +69,7 @@ ProviderReport Describe(const opennd::CatalogProvider &cp) {
         UINT64 id = 0;
         if (FAILED(cp.provider->ResolveAddress(a.sa(), a.length(), &id))) continue;
         adapters[id].id = id;
-        adapters[id].addresses.push_back(opennd::kit::ToString(a.sa()));
+        adapters[id].addresses.push_back(opennd::net::ToString(a.sa()));
     }
     for (auto &[id, ar] : adapters) {
         IND2Adapter *adapter = nullptr;

@@ -16,7 +16,6 @@
 #include "endpoint.h"
 
 namespace ndperf {
-namespace kit = opennd::kit;
 namespace {
 
 constexpr uint32_t kGoodbye = 0xFFFFFFFF;  // Hello.index of the last request
@@ -72,8 +71,8 @@ struct Setup {
 }  // namespace
 
 int RunConnectRateClient(const Options &o, std::vector<Result> *results) {
-    kit::IpAddress dest = ParseAddressOrThrow(o.address), local = LocalAddressFor(dest);
-    kit::SetPort(dest.sa(), o.port);
+    opennd::net::IpAddress dest = ParseAddressOrThrow(o.address), local = LocalAddressFor(dest);
+    opennd::net::SetPort(dest.sa(), o.port);
     Adapter adapter;
     adapter.Open(local, o.provider);
     adapter.CheckTransport(o.transport);

@@ -13,7 +13,6 @@
 #include "opennd/providers.h"
 
 namespace ndperf {
-namespace kit = opennd::kit;
 
 uint64_t NowNs() {
     timespec ts;
@@ -29,18 +28,18 @@ std::string StatusName(HRESULT hr) {
     return s;
 }
 
-kit::IpAddress ParseAddressOrThrow(const std::string &text) {
-    kit::IpAddress a;
-    if (!kit::ParseAddress(text, &a)) throw std::runtime_error("bad address: " + text);
+opennd::net::IpAddress ParseAddressOrThrow(const std::string &text) {
+    opennd::net::IpAddress a;
+    if (!opennd::net::ParseAddress(text, &a)) throw std::runtime_error("bad address: " + text);
     return a;
 }
 
-kit::IpAddress LocalAddressFor(const kit::IpAddress &dest) {
-    kit::IpAddress local;
+opennd::net::IpAddress LocalAddressFor(const opennd::net::IpAddress &dest) {
+    opennd::net::IpAddress local;
     SIZE_T len = sizeof local.storage;
     HRESULT hr = NdResolveAddress(dest.sa(), dest.length(), local.sa(), &len);
     if (FAILED(hr))
-        throw std::runtime_error("no local ND address reaches " + kit::ToString(dest.sa()) + ": " +
+        throw std::runtime_error("no local ND address reaches " + opennd::net::ToString(dest.sa()) + ": " +
                                  StatusName(hr));
     return local;
 }
@@ -67,7 +66,7 @@ Adapter::~Adapter() {
     if (adapter_) adapter_->Release();
 }
 
-void Adapter::Open(const kit::IpAddress &local, const std::string &provider) {
+void Adapter::Open(const opennd::net::IpAddress &local, const std::string &provider) {
     if (provider.empty()) {
         Check(NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_)),
               "NdOpenAdapter");
@@ -155,21 +154,21 @@ Listener::~Listener() {
     if (port_) CloseHandle(port_);
 }
 
-uint16_t Listener::Listen(std::shared_ptr<Adapter> adapter, const kit::IpAddress &local, uint16_t port) {
+uint16_t Listener::Listen(std::shared_ptr<Adapter> adapter, const opennd::net::IpAddress &local, uint16_t port) {
     adapter_ = std::move(adapter);
     Check(adapter_->get()->CreateOverlappedFile(&file_), "CreateOverlappedFile");
     port_ = CreateIoCompletionPort(file_, nullptr, 0, 0);
     if (!port_) throw std::runtime_error("CreateIoCompletionPort failed");
     Check(adapter_->get()->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)),
           "CreateListener");
-    kit::IpAddress a = local;
-    kit::SetPort(a.sa(), port);
+    opennd::net::IpAddress a = local;
+    opennd::net::SetPort(a.sa(), port);
     Check(listener_->Bind(a.sa(), a.length()), "IND2Listener::Bind");
     Check(listener_->Listen(0), "Listen");
-    kit::IpAddress bound;
+    opennd::net::IpAddress bound;
     ULONG len = sizeof bound.storage;
     Check(listener_->GetLocalAddress(bound.sa(), &len), "IND2Listener::GetLocalAddress");
-    return kit::Port(bound.sa());
+    return opennd::net::Port(bound.sa());
 }
 
 IND2Connector *Listener::NewConnector() {
@@ -241,7 +240,7 @@ void Endpoint::Accept() {
     Check(Wait(connector_, &ov, connector_->Accept(qp_, 8, 8, nullptr, 0, &ov)), "Accept");
 }
 
-void Endpoint::Connect(const kit::IpAddress &dest, const Hello &hello) {
+void Endpoint::Connect(const opennd::net::IpAddress &dest, const Hello &hello) {
     OVERLAPPED ov{};
     Check(Wait(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 8, 8, &hello, sizeof hello, &ov)),
           "Connect");

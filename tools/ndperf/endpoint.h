@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ndsupport.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 #include "perf.h"
 
 namespace ndperf {
@@ -27,7 +27,7 @@ public:
     ~Adapter();
     // The adapter for `local`: through the catalog entry named `provider`,
     // or, if empty, the one NdOpenAdapter picks.
-    void Open(const opennd::kit::IpAddress &local, const std::string &provider);
+    void Open(const opennd::net::IpAddress &local, const std::string &provider);
     IND2Adapter *get() { return adapter_; }
     const ND2_ADAPTER_INFO &info() const { return info_; }
     // What the provider says about how it moves data (IOpenNdAdapterNotes),
@@ -76,7 +76,7 @@ struct Region {
 class Listener {
 public:
     ~Listener();
-    uint16_t Listen(std::shared_ptr<Adapter> adapter, const opennd::kit::IpAddress &local, uint16_t port);
+    uint16_t Listen(std::shared_ptr<Adapter> adapter, const opennd::net::IpAddress &local, uint16_t port);
     IND2Connector *NewConnector();
     // The next connection request into `c` and its Hello; false after
     // `timeout_ms` without one (0: wait for ever).
@@ -97,7 +97,7 @@ public:
     // `connector`: one to adopt (a server's, holding a request), else a new one.
     void Open(std::shared_ptr<Adapter> adapter, uint32_t depth, IND2Connector *connector = nullptr);
     void Accept();
-    void Connect(const opennd::kit::IpAddress &dest, const Hello &hello);
+    void Connect(const opennd::net::IpAddress &dest, const Hello &hello);
     void Register(Region &r, size_t size);
     void Disconnect();
 
@@ -161,8 +161,8 @@ void Label(const Options &o, const Adapter &a, Result *r);
 
 uint64_t NowNs();
 std::string StatusName(HRESULT hr);
-opennd::kit::IpAddress ParseAddressOrThrow(const std::string &text);
+opennd::net::IpAddress ParseAddressOrThrow(const std::string &text);
 // The local address an ND client uses to reach `dest` (NdResolveAddress).
-opennd::kit::IpAddress LocalAddressFor(const opennd::kit::IpAddress &dest);
+opennd::net::IpAddress LocalAddressFor(const opennd::net::IpAddress &dest);
 
 }  // namespace ndperf

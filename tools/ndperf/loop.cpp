@@ -13,17 +13,16 @@
 #include "endpoint.h"
 
 namespace ndperf {
-namespace kit = opennd::kit;
 namespace {
 
 constexpr uint32_t kDepth = 64;
 
 // Connects `client` to `server` through a listener on `local`; the server's
 // side is accepted on a helper thread, which has ended on return.
-void ConnectPair(std::shared_ptr<Adapter> adapter, const kit::IpAddress &local, Endpoint &client, Endpoint &server) {
+void ConnectPair(std::shared_ptr<Adapter> adapter, const opennd::net::IpAddress &local, Endpoint &client, Endpoint &server) {
     Listener listener;
-    kit::IpAddress dest = local;
-    kit::SetPort(dest.sa(), listener.Listen(adapter, local, 0));
+    opennd::net::IpAddress dest = local;
+    opennd::net::SetPort(dest.sa(), listener.Listen(adapter, local, 0));
     client.Open(adapter, kDepth);
     std::exception_ptr failed;
     std::thread accept([&] {
@@ -53,7 +52,7 @@ void ConnectPair(std::shared_ptr<Adapter> adapter, const kit::IpAddress &local, 
 }  // namespace
 
 int RunLoop(const Options &o, std::vector<Result> *results) {
-    kit::IpAddress local = ParseAddressOrThrow(o.address);
+    opennd::net::IpAddress local = ParseAddressOrThrow(o.address);
     auto adapter = std::make_shared<Adapter>();
     adapter->Open(local, o.provider);
     adapter->CheckTransport(o.transport);

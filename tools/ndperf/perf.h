@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ndsupport.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace ndperf {
 

@@ -14,7 +14,6 @@
 #include "endpoint.h"
 
 namespace ndperf {
-namespace kit = opennd::kit;
 namespace {
 
 constexpr size_t kCtrlBytes = 64;
@@ -138,7 +137,7 @@ int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connecto
 }  // namespace
 
 int RunServer(Options &o) {
-    kit::IpAddress local = ParseAddressOrThrow(o.address);
+    opennd::net::IpAddress local = ParseAddressOrThrow(o.address);
     auto adapter = std::make_shared<Adapter>();
     adapter->Open(local, o.provider);
     Listener listener;
@@ -160,8 +159,8 @@ int RunServer(Options &o) {
 }
 
 int RunClient(const Options &o, std::vector<Result> *results) {
-    kit::IpAddress dest = ParseAddressOrThrow(o.address), local = LocalAddressFor(dest);
-    kit::SetPort(dest.sa(), o.port);
+    opennd::net::IpAddress dest = ParseAddressOrThrow(o.address), local = LocalAddressFor(dest);
+    opennd::net::SetPort(dest.sa(), o.port);
     auto adapter = std::make_shared<Adapter>();
     adapter->Open(local, o.provider);
     adapter->CheckTransport(o.transport);

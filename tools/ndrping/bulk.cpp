@@ -11,7 +11,6 @@
 #include "ndrping.h"
 
 namespace ndrping {
-namespace kit = opennd::kit;
 namespace {
 
 class Bulk {
@@ -141,7 +140,7 @@ Shape BulkShape(uint32_t messages) {
 
 int RunBulk(const Options &o) {
     const char *role = o.server ? "ndrping bulk server" : "ndrping bulk client";
-    kit::IpAddress dest, local;
+    opennd::net::IpAddress dest, local;
     if (o.server)
         local = Resolve(o.address, "listen");
     else
@@ -152,7 +151,7 @@ int RunBulk(const Options &o) {
     bulk.Register();
     if (o.server) {
         uint16_t port = ep.Listen(local, o.port);
-        std::printf("%s: listening on %s port %u\n", role, kit::ToString(local.sa()).c_str(), port);
+        std::printf("%s: listening on %s port %u\n", role, opennd::net::ToString(local.sa()).c_str(), port);
         std::fflush(stdout);
         ep.AcceptOne();
     } else {

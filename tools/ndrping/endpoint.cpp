@@ -9,7 +9,6 @@
 #include <cstring>
 
 namespace ndrping {
-namespace kit = opennd::kit;
 namespace {
 
 uint64_t NowMs() {
@@ -121,9 +120,9 @@ void Endpoint::Register(Region &r, size_t size, ULONG flags) {
           "IND2MemoryRegion::Register");
 }
 
-void Endpoint::Open(const kit::IpAddress &local, const Shape &shape) {
+void Endpoint::Open(const opennd::net::IpAddress &local, const Shape &shape) {
     shape_ = shape;
-    std::string where = kit::ToString(local.sa());
+    std::string where = opennd::net::ToString(local.sa());
     HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_));
     if (FAILED(hr))
         throw Error("no ND adapter for " + where + ": NdOpenAdapter failed: " + StatusName(hr) +
@@ -155,17 +154,17 @@ void Endpoint::PostReceive(size_t slot) {
     Check(qp_->Receive(reinterpret_cast<void *>(slot), &sge, 1), "Receive");
 }
 
-uint16_t Endpoint::Listen(const kit::IpAddress &local, uint16_t port) {
+uint16_t Endpoint::Listen(const opennd::net::IpAddress &local, uint16_t port) {
     Check(adapter_->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)), "CreateListener");
-    kit::IpAddress a = local;
-    kit::SetPort(a.sa(), port);
+    opennd::net::IpAddress a = local;
+    opennd::net::SetPort(a.sa(), port);
     HRESULT hr = listener_->Bind(a.sa(), a.length());
-    if (FAILED(hr)) throw Error("cannot listen on " + kit::ToString(a.sa(), true) + ": " + StatusName(hr));
+    if (FAILED(hr)) throw Error("cannot listen on " + opennd::net::ToString(a.sa(), true) + ": " + StatusName(hr));
     Check(listener_->Listen(3), "IND2Listener::Listen");  // rping: rdma_listen(id, 3)
-    kit::IpAddress bound;
+    opennd::net::IpAddress bound;
     ULONG len = sizeof bound.storage;
     Check(listener_->GetLocalAddress(bound.sa(), &len), "IND2Listener::GetLocalAddress");
-    return kit::Port(bound.sa());
+    return opennd::net::Port(bound.sa());
 }
 
 void Endpoint::AcceptOne() {
@@ -187,9 +186,9 @@ void Endpoint::AcceptOne() {
         Debug("NotifyDisconnect returned %s", StatusName(hr).c_str());
 }
 
-void Endpoint::Connect(const kit::IpAddress &dest, uint32_t pause_ms) {
+void Endpoint::Connect(const opennd::net::IpAddress &dest, uint32_t pause_ms) {
     OVERLAPPED ov{};
-    std::string where = kit::ToString(dest.sa(), true);
+    std::string where = opennd::net::ToString(dest.sa(), true);
     // rping: responder_resources = initiator_depth = 1.
     HRESULT hr = Await(connector_, &ov,
                        connector_->Connect(qp_, dest.sa(), dest.length(), shape_.read_limit, shape_.read_limit, nullptr,
@@ -213,10 +212,10 @@ void Endpoint::Connect(const kit::IpAddress &dest, uint32_t pause_ms) {
 }
 
 std::string Endpoint::PeerName() {
-    kit::IpAddress a;
+    opennd::net::IpAddress a;
     ULONG len = sizeof a.storage;
     if (FAILED(connector_->GetPeerAddress(a.sa(), &len))) return "?";
-    return kit::ToString(a.sa(), true);
+    return opennd::net::ToString(a.sa(), true);
 }
 
 ULONG Endpoint::OutboundReadLimit() {

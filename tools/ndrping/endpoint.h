@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ndsupport.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 #include "rping_protocol.h"
 
 namespace ndrping {
@@ -62,15 +62,15 @@ public:
     ~Endpoint();
 
     // Adapter for `local`, CQ, QP, connector, and the message buffers.
-    void Open(const opennd::kit::IpAddress &local, const Shape &shape = {});
+    void Open(const opennd::net::IpAddress &local, const Shape &shape = {});
     void Register(Region &r, size_t size, ULONG flags);
 
     // Server: bind and listen (port 0 picks one); returns the bound port.
-    uint16_t Listen(const opennd::kit::IpAddress &local, uint16_t port);
+    uint16_t Listen(const opennd::net::IpAddress &local, uint16_t port);
     // Server: waits (bounded) for one connection request and accepts it.
     void AcceptOne();
     // Client. `pause_ms` between Connect's completion and CompleteConnect.
-    void Connect(const opennd::kit::IpAddress &dest, uint32_t pause_ms);
+    void Connect(const opennd::net::IpAddress &dest, uint32_t pause_ms);
     std::string PeerName();
     // Reads we may have in flight on this connection (ND's outbound limit).
     ULONG OutboundReadLimit();

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace ndrping {
 
@@ -32,8 +32,8 @@ int RunServer(const Options &o);
 int RunBulk(const Options &o);  // either role
 
 // A host name or numeric address; throws Error naming `what`.
-opennd::kit::IpAddress Resolve(const std::string &text, const char *what);
+opennd::net::IpAddress Resolve(const std::string &text, const char *what);
 // The client's destination (-a, -p) and local address (-I, or by route).
-void ClientAddresses(const Options &o, opennd::kit::IpAddress *dest, opennd::kit::IpAddress *local);
+void ClientAddresses(const Options &o, opennd::net::IpAddress *dest, opennd::net::IpAddress *local);
 
 }  // namespace ndrping

@@ -11,7 +11,6 @@
 #include "ndrping.h"
 
 namespace ndrping {
-namespace kit = opennd::kit;
 namespace {
 
 void CheckMessage(const Message &m, const char *what) {
@@ -23,37 +22,37 @@ void CheckMessage(const Message &m, const char *what) {
 
 }  // namespace
 
-kit::IpAddress Resolve(const std::string &text, const char *what) {
-    kit::IpAddress a;
-    if (kit::ParseAddress(text, &a)) return a;
+opennd::net::IpAddress Resolve(const std::string &text, const char *what) {
+    opennd::net::IpAddress a;
+    if (opennd::net::ParseAddress(text, &a)) return a;
     addrinfo hints{}, *res = nullptr;
     hints.ai_socktype = SOCK_STREAM;
     if (getaddrinfo(text.c_str(), nullptr, &hints, &res) == 0) {
         bool ok = false;
-        for (addrinfo *i = res; i && !ok; i = i->ai_next) ok = kit::FromSockaddr(i->ai_addr, i->ai_addrlen, &a);
+        for (addrinfo *i = res; i && !ok; i = i->ai_next) ok = opennd::net::FromSockaddr(i->ai_addr, i->ai_addrlen, &a);
         freeaddrinfo(res);
         if (ok) return a;
     }
     throw Error(std::string("cannot resolve the ") + what + " address '" + text + "'");
 }
 
-void ClientAddresses(const Options &o, kit::IpAddress *dest, kit::IpAddress *local) {
+void ClientAddresses(const Options &o, opennd::net::IpAddress *dest, opennd::net::IpAddress *local) {
     *dest = Resolve(o.address, "server");
-    kit::SetPort(dest->sa(), o.port);
+    opennd::net::SetPort(dest->sa(), o.port);
     if (!o.source.empty()) {
         *local = Resolve(o.source, "source");
     } else {
         SIZE_T len = sizeof local->storage;
         HRESULT hr = NdResolveAddress(dest->sa(), dest->length(), local->sa(), &len);
         if (FAILED(hr))
-            throw Error("no local ND address to reach " + kit::ToString(dest->sa()) + ": NdResolveAddress failed: " +
+            throw Error("no local ND address to reach " + opennd::net::ToString(dest->sa()) + ": NdResolveAddress failed: " +
                         StatusName(hr) + " (give one with -I)");
     }
-    kit::SetPort(local->sa(), 0);
+    opennd::net::SetPort(local->sa(), 0);
 }
 
 int RunClient(const Options &o) {
-    kit::IpAddress dest, local;
+    opennd::net::IpAddress dest, local;
     ClientAddresses(o, &dest, &local);
 
     Endpoint ep(o.timeout_ms, o.debug);
@@ -63,7 +62,7 @@ int RunClient(const Options &o) {
     ep.Register(sink, o.size, kRemoteAccess);
     ep.Connect(dest, o.connect_pause_ms);
     std::string peer = ep.PeerName();
-    if (o.debug) std::fprintf(stderr, "ndrping: client connected to %s from %s\n", peer.c_str(), kit::ToString(local.sa()).c_str());
+    if (o.debug) std::fprintf(stderr, "ndrping: client connected to %s from %s\n", peer.c_str(), opennd::net::ToString(local.sa()).c_str());
 
     uint32_t ping = 0;
     for (; o.count == 0 || ping < o.count; ++ping) {
@@ -89,13 +88,13 @@ int RunClient(const Options &o) {
 }
 
 int RunServer(const Options &o) {
-    kit::IpAddress local = Resolve(o.address, "listen");
+    opennd::net::IpAddress local = Resolve(o.address, "listen");
     Endpoint ep(o.timeout_ms, o.debug);
     ep.Open(local);
     Region buf;
     ep.Register(buf, kServerBufferBytes, kRemoteAccess);
     uint16_t port = ep.Listen(local, o.port);
-    std::printf("ndrping server: listening on %s port %u\n", kit::ToString(local.sa()).c_str(), port);
+    std::printf("ndrping server: listening on %s port %u\n", opennd::net::ToString(local.sa()).c_str(), port);
     std::fflush(stdout);
     ep.AcceptOne();
     std::string peer = ep.PeerName();

@@ -35,7 +35,7 @@ TEST_P(Connection, PortZeroGivesUniquePortsR111R144) {
         HRESULT hr;
         IpAddress local = ConnectorLocalAddress(c[i].connector.get(), &hr);
         ASSERT_ND(ND_SUCCESS, hr);
-        EXPECT_TRUE(opennd::kit::SameIp(local.sa(), addr.sa())) << IpText(local);
+        EXPECT_TRUE(opennd::net::SameIp(local.sa(), addr.sa())) << IpText(local);
         ports[i] = PortOf(local);
         EXPECT_NE(ports[i], 0);
     }
@@ -81,7 +81,7 @@ TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
     EXPECT_EQ(req.Str("pd").substr(0, 2 * pd.size()), PdHex(pd));
     EXPECT_ND(ND_SUCCESS, ST(req, "peerstatus")) << "GetPeerAddress after GetConnectionRequest";
     IpAddress peer_saw = ParseIp(req.Str("peer"));
-    EXPECT_TRUE(opennd::kit::SameIp(peer_saw.sa(), addr.sa())) << req.Str("peer");
+    EXPECT_TRUE(opennd::net::SameIp(peer_saw.sa(), addr.sa())) << req.Str("peer");
     std::string reply = "the passive side's answer";
     PEER_OK(acc, peer.Call(Msg("accept").Set("c", req.U64("c")).Set("pd", PdHex(reply)).Set("async", 1)));
     ASSERT_ND(ND_SUCCESS, Finish(p.conn.connector.get(), &ov, hr));
@@ -106,7 +106,7 @@ TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
     // Connected: both addresses; a short buffer is an overflow, untouched.
     len = sizeof a.storage;
     ASSERT_ND(ND_SUCCESS, p.conn.connector->GetPeerAddress(a.sa(), &len));
-    EXPECT_TRUE(opennd::kit::SameIp(a.sa(), dest.sa()));
+    EXPECT_TRUE(opennd::net::SameIp(a.sa(), dest.sa()));
     EXPECT_EQ(PortOf(a), PortOf(dest));
     std::vector<uint8_t> small(addr.length() - 1, 0x33);
     len = static_cast<ULONG>(small.size());

@@ -203,7 +203,7 @@ void CheckAddressListContract(Query query, std::vector<IpAddress> *out) {
         ASSERT_NE(sa.lpSockaddr, nullptr);
         int fam = sa.lpSockaddr->sa_family;
         EXPECT_TRUE(fam == AF_INET || fam == AF_INET6) << "entry " << i << " family " << fam;
-        EXPECT_EQ(static_cast<size_t>(sa.iSockaddrLength), opennd::kit::SockaddrLength(fam)) << "entry " << i;
+        EXPECT_EQ(static_cast<size_t>(sa.iSockaddrLength), opennd::net::SockaddrLength(fam)) << "entry " << i;
         auto *p = reinterpret_cast<const uint8_t *>(sa.lpSockaddr);
         EXPECT_TRUE(p >= buf.data() && p + sa.iSockaddrLength <= buf.data() + cb)
             << "entry " << i << " points outside the caller's buffer";

@@ -36,7 +36,7 @@ TEST_P(Connection, ListenerGetLocalAddressR148R144) {
     len = sizeof a.storage;
     ASSERT_ND(ND_SUCCESS, l->GetLocalAddress(a.sa(), &len));
     EXPECT_EQ(len, addr.length());
-    EXPECT_TRUE(opennd::kit::SameIp(a.sa(), addr.sa()));
+    EXPECT_TRUE(opennd::net::SameIp(a.sa(), addr.sa()));
     EXPECT_NE(PortOf(a), 0) << "R144: the assigned port";
 }
 
@@ -228,9 +228,9 @@ TEST_P(Connection, WildcardListenerServesEveryAddressR145) {
     int tried = 0;
     for (INT i = 0; i < list->iAddressCount; ++i) {
         IpAddress a;
-        if (!opennd::kit::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a)) continue;
+        if (!opennd::net::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a)) continue;
         if (a.family() != addr.family()) continue;
-        if (PeerElsewhere() && opennd::kit::IsLoopback(a.sa())) continue;  // another host cannot reach our loopback
+        if (PeerElsewhere() && opennd::net::IsLoopback(a.sa())) continue;  // another host cannot reach our loopback
         SCOPED_TRACE("connecting to " + IpText(a));
         ++tried;
         Peer peer;
@@ -245,7 +245,7 @@ TEST_P(Connection, WildcardListenerServesEveryAddressR145) {
         HRESULT hr;
         IpAddress local = LocalOf(c.connector.get(), &hr);
         EXPECT_ND(ND_SUCCESS, hr);
-        EXPECT_TRUE(opennd::kit::SameIp(local.sa(), a.sa())) << "the connection's local address is " << IpText(local);
+        EXPECT_TRUE(opennd::net::SameIp(local.sa(), a.sa())) << "the connection's local address is " << IpText(local);
     }
     EXPECT_GE(tried, 1);
 }

@@ -169,8 +169,8 @@ TEST(Helper, ResolveAddressGivesLocalAddressWithPortZero) {  // COMPAT
         ASSERT_ND(ND_SUCCESS, NdResolveAddress(remote.sa(), remote.length(), reinterpret_cast<sockaddr *>(&local), &cb))
             << text;
         IpAddress l;
-        ASSERT_TRUE(opennd::kit::FromSockaddr(reinterpret_cast<sockaddr *>(&local), cb, &l));
-        EXPECT_TRUE(opennd::kit::SameIp(l.sa(), remote.sa())) << IpText(l);
+        ASSERT_TRUE(opennd::net::FromSockaddr(reinterpret_cast<sockaddr *>(&local), cb, &l));
+        EXPECT_TRUE(opennd::net::SameIp(l.sa(), remote.sa())) << IpText(l);
         EXPECT_EQ(PortOf(l), 0) << "NdResolveAddress must return port 0";
     }
 }

@@ -145,7 +145,7 @@ HRESULT Finish(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, uint64_t ms) {
 
 IpAddress ParseIp(const std::string &text) {
     IpAddress a;
-    if (!opennd::kit::ParseAddress(text, &a)) {
+    if (!opennd::net::ParseAddress(text, &a)) {
         std::fprintf(stderr, "ndconformance: not an IP address: %s\n", text.c_str());
         std::abort();
     }
@@ -153,7 +153,7 @@ IpAddress ParseIp(const std::string &text) {
 }
 
 IpAddress WithPort(IpAddress a, uint16_t port) {
-    opennd::kit::SetPort(a.sa(), port);
+    opennd::net::SetPort(a.sa(), port);
     return a;
 }
 
@@ -161,14 +161,14 @@ IpAddress Wildcard(int family, uint16_t port) {
     return WithPort(ParseIp(family == AF_INET6 ? "::" : "0.0.0.0"), port);
 }
 
-std::string IpText(const IpAddress &a, bool with_port) { return opennd::kit::ToString(a.sa(), with_port); }
-uint16_t PortOf(const IpAddress &a) { return opennd::kit::Port(a.sa()); }
+std::string IpText(const IpAddress &a, bool with_port) { return opennd::net::ToString(a.sa(), with_port); }
+uint16_t PortOf(const IpAddress &a) { return opennd::net::Port(a.sa()); }
 
 std::vector<IpAddress> AddressListOf(const SOCKET_ADDRESS_LIST *list) {
     std::vector<IpAddress> out;
     for (INT i = 0; i < list->iAddressCount; ++i) {
         IpAddress a;
-        if (opennd::kit::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a))
+        if (opennd::net::FromSockaddr(list->Address[i].lpSockaddr, list->Address[i].iSockaddrLength, &a))
             out.push_back(a);
     }
     return out;
@@ -176,7 +176,7 @@ std::vector<IpAddress> AddressListOf(const SOCKET_ADDRESS_LIST *list) {
 
 bool Contains(const std::vector<IpAddress> &list, const IpAddress &a) {
     for (const auto &x : list)
-        if (opennd::kit::SameIp(x.sa(), a.sa())) return true;
+        if (opennd::net::SameIp(x.sa(), a.sa())) return true;
     return false;
 }
 

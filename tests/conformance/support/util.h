@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ndspi.h"
-#include "opennd/kit/address.h"
+#include "opennd/ip_address.h"
 
 namespace ndc {
 
@@ -163,7 +163,7 @@ bool DequeuePacket(HANDLE port, OVERLAPPED_ENTRY *e, DWORD ms);
 
 // ------------------------------------------------------------- addresses
 
-using IpAddress = opennd::kit::IpAddress;
+using IpAddress = opennd::net::IpAddress;
 
 IpAddress ParseIp(const std::string &text);  // aborts on a malformed literal
 IpAddress WithPort(IpAddress a, uint16_t port);
