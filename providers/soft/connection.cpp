@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core_log.h"
+#include "opennd/log.h"
 #include "engine.h"
 #include "sealed_memfd.h"
 #include "soft_limits.h"
@@ -42,7 +42,7 @@ bool ProbeCma(pid_t pid, uid_t uid, uint64_t address) {
     const char *off = opennd::ParamText("OPENND_SOFT_CMA");  // read per connection: tests switch it
     if ((off && off[0] == '0') || address == 0) return false;
     if (!CmaGrantsNothing(uid)) {
-        OPENND_SOFT_DEBUG("no cross-memory attach to process %d (uid %u; we run as uid %u%s): its data goes "
+        OPENND_LOG(Debug, "ndsoft: no cross-memory attach to process %d (uid %u; we run as uid %u%s): its data goes "
                           "through the rings", static_cast<int>(pid), static_cast<unsigned>(uid),
                           static_cast<unsigned>(geteuid()), geteuid() == uid ? " with CAP_SYS_PTRACE" : "");
         return false;

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "cm_socket.h"
-#include "core_log.h"
+#include "opennd/log.h"
 #include "connector.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
@@ -45,7 +45,7 @@ void Connector::OnReadable(int fd) {
         engine_->WakeAt(watched_fd_, accept_deadline_ms_);  // (a wake-up before it is due used it)
         return;
     }
-    OPENND_SOFT_LOG("the initiator did not complete the connection in %u ms: Accept fails", AcceptTimeoutMs());
+    OPENND_LOG(Warn, "ndsoft: the initiator did not complete the connection in %u ms: Accept fails", AcceptTimeoutMs());
     OVERLAPPED *ov = EndAcceptLocked();
     shutdown(fd, SHUT_RDWR);  // fd was watched_fd_: the initiator sees the end now, whoever holds it
     conn_.reset();
@@ -89,7 +89,7 @@ void Connector::HandleMessageLocked(const CmMessage &m, int *fds, int nfds) {
             const int table = cma ? FetchPeerFd(pid, m.table_fd) : -1;
             const bool ok = pid > 0 && conn_->SetPeer(engine_->peers(), pid, m.qp_id, table, &error);
             if (!ok) {
-                OPENND_SOFT_LOG("refused the peer's accept: %s",
+                OPENND_LOG(Warn, "ndsoft: refused the peer's accept: %s",
                                 error.empty() ? "the kernel does not name the peer's process" : error.c_str());
                 ConnectFailedLocked(ND_CONNECTION_REFUSED);
                 return;

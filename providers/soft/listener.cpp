@@ -11,7 +11,7 @@
 #include <map>
 
 #include "cm_socket.h"
-#include "core_log.h"
+#include "opennd/log.h"
 #include "soft_limits.h"
 #include "opennd/kit/connection_rules.h"
 #include "opennd/params.h"
@@ -196,7 +196,7 @@ void Listener::ReadRequestLocked(int fd) {
     if (conn->channel) conn->channel->CloseFd();  // mapped: the descriptor is no longer needed
     // Refused from here on: conn closes the socket (the active side sees a
     // refusal) and owns fds[1]; a failed channel closed fds[0].
-    auto refuse = [&] { OPENND_SOFT_LOG("refused a same-host connection request: %s", error.c_str()); };
+    auto refuse = [&] { OPENND_LOG(Warn, "ndsoft: refused a same-host connection request: %s", error.c_str()); };
     if (!conn->channel || !conn->AdoptPeerWake(engine_, fds[1], &error)) {
         if (!conn->channel) close(fds[1]);
         return refuse();

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "cm_socket.h"
-#include "core_log.h"
+#include "opennd/log.h"
 #include "listener.h"
 #include "soft_limits.h"
 
@@ -79,7 +79,7 @@ void Listener::ReadTcpRequestLocked(int fd) {
     // 5044): bytes already behind it are a broken handshake, not data to
     // drop unseen. That connection only; its socket closes with the link.
     if (used < in.size()) {
-        OPENND_SOFT_LOG("refused an MPA request followed by %zu bytes before our reply", in.size() - used);
+        OPENND_LOG(Warn, "ndsoft: refused an MPA request followed by %zu bytes before our reply", in.size() - used);
         return;
     }
     if (QueueFullLocked(who)) {  // backlog full: refused (retryable)

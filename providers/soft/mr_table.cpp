@@ -1,6 +1,6 @@
 #include "mr_table.h"
 
-#include "core_log.h"
+#include "opennd/log.h"
 #include "sealed_memfd.h"
 
 #include <fcntl.h>
@@ -68,7 +68,7 @@ MrTable::MrTable() {
     // read-only descriptor and must not be able to make it writable (they
     // would forge entries for our memory).
     if (!SealForReaders(fd_, &error)) {
-        OPENND_SOFT_LOG("memory-region table: %s", error.c_str());
+        OPENND_LOG(Warn, "ndsoft: memory-region table: %s", error.c_str());
         munmap(p, kMrTableBytes);
         return;
     }

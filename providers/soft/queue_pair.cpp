@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "cm_socket.h"
-#include "core_log.h"
+#include "opennd/log.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
 #include "memory_objects.h"
@@ -289,7 +289,7 @@ void QueuePair::DrainPeerCopies(uint64_t until) {
     for (uint32_t n = busy.fetch_add(0, std::memory_order_seq_cst); n != 0; n = busy.load(std::memory_order_acquire)) {
         if (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH) return;  // gone: copies nothing
         if (NowMs() > until) {
-            OPENND_SOFT_LOG("the peer (process %d) is still copying into our memory past the barrier's %u ms; "
+            OPENND_LOG(Warn, "ndsoft: the peer (process %d) is still copying into our memory past the barrier's %u ms; "
                             "ending the connection", conn_->peer_pid, kQuiesceLimitMs);
             h->closed[conn_->side].store(1, std::memory_order_seq_cst);
             peer_stalled_.store(true, std::memory_order_release);

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "core_log.h"
+#include "opennd/log.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
 #include "queue_pair.h"
@@ -308,7 +308,7 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceiv
     }
     errno = 0;
     if (PullSend(local, nl, remote, nr, info.length, consumer_.position())) return ND_SUCCESS;
-    if (errno == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
+    if (errno == EPERM) OPENND_LOG(Warn, "ndsoft: cross-memory attach to process %d is not permitted", conn_->peer_pid);
     *bytes = 0;
     *for_sender = ND_ACCESS_VIOLATION;  // the sender's buffers could not be read
     return ND_REMOTE_ERROR;

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cma_move.h"
-#include "core_log.h"
+#include "opennd/log.h"
 #include "queue_pair.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
@@ -76,7 +76,7 @@ bool QueuePair::PullSend(const iovec *local, int nl, const iovec *remote, int nr
     while ((seen = req.state.load(std::memory_order_acquire)) == kPushClaimed) {
         if (kill(pid, 0) != 0 && errno == ESRCH) return false;
         if (NowMs() > until) {
-            OPENND_SOFT_LOG("the peer (process %d) did not finish the part of a Send it took on in %u ms; ending the "
+            OPENND_LOG(Warn, "ndsoft: the peer (process %d) did not finish the part of a Send it took on in %u ms; ending the "
                             "connection", pid, kQuiesceLimitMs);
             conn_->channel->header()->closed[conn_->side].store(1, std::memory_order_seq_cst);
             peer_stalled_.store(true, std::memory_order_release);

@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "cma_move.h"
-#include "core_log.h"
+#include "opennd/log.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
 #include "memory_objects.h"
@@ -79,7 +79,7 @@ HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UI
         err = MoveAll(conn_->peer_pid, local, nl, remote, 1, false);
     }
     if (err == 0) return ND_SUCCESS;
-    if (err == EPERM) OPENND_SOFT_LOG("cross-memory attach to process %d is not permitted", conn_->peer_pid);
+    if (err == EPERM) OPENND_LOG(Warn, "ndsoft: cross-memory attach to process %d is not permitted", conn_->peer_pid);
     if (err == ESRCH) return ND_CANCELED;  // the peer is gone
     return ND_ACCESS_VIOLATION;
 }

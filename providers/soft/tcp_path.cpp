@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "core_log.h"
+#include "opennd/log.h"
 #include "engine.h"
 #include "memory_objects.h"
 #include "queue_pair.h"
@@ -57,7 +57,7 @@ TcpPath::TcpPath(const Env &env, int fd, const iwarp::Negotiated &negotiated, st
     : env_(env), fd_(fd), engine_(negotiated, *this, Options()), held_(std::move(held)), rx_buf_(kRxBuffer),
       hold_(hold), silence_limit_ms_(TcpTimeoutMs()) {
     engine_.HoldTransmit(hold || hold_ms > 0);
-    OPENND_SOFT_DEBUG("iWARP stream set up: MPA revision %u, CRC %s, RTR %d, IRD %u, ORD %u (%s)",
+    OPENND_LOG(Debug, "ndsoft: iWARP stream set up: MPA revision %u, CRC %s, RTR %d, IRD %u, ORD %u (%s)",
                       unsigned(negotiated.revision), negotiated.crc ? "on" : "off", static_cast<int>(negotiated.rtr),
                       negotiated.ird, negotiated.ord,
                       negotiated.role == iwarp::Role::Initiator ? "initiator" : "responder");
@@ -228,7 +228,7 @@ void TcpPath::EmitLocked() {
 void TcpPath::CompleteLocked() {
     if (!logged_crc_quirk_ && engine_.dropped_bad_crc() != 0) {
         logged_crc_quirk_ = true;
-        OPENND_SOFT_DEBUG("dropped a Read Response with a bad CRC answering our zero-length Read (Linux siw "
+        OPENND_LOG(Debug, "ndsoft: dropped a Read Response with a bad CRC answering our zero-length Read (Linux siw "
                           "answers it from a stale buffer); nothing placed");
     }
     if (engine_.failed()) OwnPendingLocked();  // before any flushed operation lets its buffers go
@@ -236,10 +236,10 @@ void TcpPath::CompleteLocked() {
         logged_end_ = true;
         const iwarp::Fault &f = engine_.local_fault();
         if (const auto &t = engine_.remote_terminate())
-            OPENND_SOFT_DEBUG("iWARP stream ended by the peer's Terminate (layer %d, type %d, code 0x%02x)",
+            OPENND_LOG(Debug, "ndsoft: iWARP stream ended by the peer's Terminate (layer %d, type %d, code 0x%02x)",
                               static_cast<int>(t->code.layer), t->code.etype, t->code.ecode);
         else
-            OPENND_SOFT_DEBUG("iWARP stream ended here: %s", iwarp::ErrcName(f.errc));
+            OPENND_LOG(Debug, "ndsoft: iWARP stream ended here: %s", iwarp::ErrcName(f.errc));
     }
     bool fail = false;
     for (iwarp::Completion c; engine_.PollCompletion(&c);) {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core_log.h"
+#include "opennd/log.h"
 #include "opennd/kit/spin_lock.h"
 #include "queue_pair.h"
 #include "soft_clock.h"
@@ -158,7 +158,7 @@ void TcpPath::PumpStreamLocked() {
             failed_since_ms_ = now;
             env_.engine->AddTimer();  // passes keep coming to see the time out
         } else if (now - failed_since_ms_ > silence_limit_ms_) {
-            OPENND_SOFT_LOG("the peer has not closed the stream %u ms after it ended: shutting it down",
+            OPENND_LOG(Warn, "ndsoft: the peer has not closed the stream %u ms after it ended: shutting it down",
                             silence_limit_ms_);
             shutdown(fd_, SHUT_RDWR);  // the watch sees it: the connector reports the disconnect
             eof_ = true;
@@ -275,7 +275,7 @@ void TcpPath::CheckSilenceLocked() {
         tx_retry_ns_ = 0;  // one more try first: a socket that has just drained is not given up
         WriteSocketLocked();
         if (blocked_too_long()) {
-            OPENND_SOFT_LOG("the peer has read nothing for %u ms: ending the connection", silence_limit_ms_);
+            OPENND_LOG(Warn, "ndsoft: the peer has read nothing for %u ms: ending the connection", silence_limit_ms_);
             return GiveUpLocked();
         }
     }
@@ -287,7 +287,7 @@ void TcpPath::CheckSilenceLocked() {
     uint64_t now = NowMs();
     if (silent_since_ms_ == 0) silent_since_ms_ = now;
     if (now - silent_since_ms_ > silence_limit_ms_) {
-        OPENND_SOFT_LOG("the peer has not answered for %u ms: ending the connection", silence_limit_ms_);
+        OPENND_LOG(Warn, "ndsoft: the peer has not answered for %u ms: ending the connection", silence_limit_ms_);
         GiveUpLocked();
     }
 }

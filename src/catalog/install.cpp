@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "catalog/catalog_internal.h"
-#include "core/log.h"
+#include "opennd/log.h"
 
 namespace opennd {
 namespace catalog {

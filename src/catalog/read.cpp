@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "catalog/catalog_internal.h"
-#include "core/log.h"
+#include "opennd/log.h"
 #include "opennd/params.h"
 
 #ifndef OPENND_CATALOG_FROM_LIBDIR

@@ -6,7 +6,7 @@
 #include <cwchar>
 
 #include "catalog/catalog_internal.h"
-#include "core/log.h"
+#include "opennd/log.h"
 #include "ws2spi.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "core/log.h"
+#include "opennd/log.h"
 #include "opennd/params.h"
 
 #include <cstdio>

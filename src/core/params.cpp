@@ -7,7 +7,7 @@
 #include <cstring>
 #include <iterator>
 
-#include "core/log.h"
+#include "opennd/log.h"
 
 namespace opennd {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "opennd/catalog.h"
 
 namespace opennd {

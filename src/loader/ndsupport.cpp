@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <climits>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "loader/framework.h"
 
 using opennd::Framework;

@@ -1,7 +1,7 @@
 // CreateEvent, SetEvent, ResetEvent.
 #include "win32/event.h"
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "win32/common.h"
 
 namespace opennd::win32 {

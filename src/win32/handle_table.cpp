@@ -11,7 +11,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "win32/common.h"
 
 namespace opennd::win32 {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <thread>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "win32/common.h"
 #include "win32/event.h"
 #include "win32/file_object.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "win32/file_object.h"
 #include "opennd/params.h"
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "win32/common.h"
 #include "win32/handle_table.h"
 

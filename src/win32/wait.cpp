@@ -15,7 +15,7 @@
 #include <cstring>
 #include <functional>
 
-#include "core/log.h"
+#include "opennd/log.h"
 #include "win32/common.h"
 #include "win32/handle_table.h"
 
