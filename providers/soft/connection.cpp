@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "opennd/log.h"
-#include "engine.h"
+#include "progress_engine.h"
 #include "sealed_memfd.h"
 #include "soft_limits.h"
 #include "opennd/params.h"

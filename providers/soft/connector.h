@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "connection.h"
-#include "engine.h"
+#include "progress_engine.h"
 #include "opennd/kit/address.h"
 #include "opennd/kit/connector.h"
 #include "queue_pair.h"

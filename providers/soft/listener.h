@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "connector.h"
-#include "engine.h"
+#include "progress_engine.h"
 #include "opennd/kit/address.h"
 #include "opennd/kit/listener.h"
 #include "soft_limits.h"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <mutex>
 
-#include "engine.h"
+#include "progress_engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/memory_region.h"
 

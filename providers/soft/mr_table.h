@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ndspi.h"
-#include "wire.h"
+#include "shm_wire.h"
 
 namespace soft {
 

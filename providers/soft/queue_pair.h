@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "connection.h"
-#include "engine.h"
+#include "progress_engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
 #include "opennd/kit/post_checks.h"

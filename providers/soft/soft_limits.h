@@ -10,7 +10,7 @@
 
 #include "ndspi.h"
 #include "posted_receive.h"
-#include "wire.h"
+#include "shm_wire.h"
 #include "opennd/params.h"
 
 namespace soft {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine.h"
+#include "progress_engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/shared_receive_queue.h"
 #include "queue_pair.h"

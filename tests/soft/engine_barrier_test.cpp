@@ -10,7 +10,7 @@
 #include <future>
 #include <thread>
 
-#include "engine.h"
+#include "progress_engine.h"
 
 namespace soft {
 namespace {

@@ -28,7 +28,7 @@
 #include "channel.h"
 #include "cm_socket.h"
 #include "connection.h"
-#include "engine.h"
+#include "progress_engine.h"
 #include "mr_table.h"
 #include "soft_limits.h"
 #include "support/nd_session.h"

@@ -1,4 +1,4 @@
-#include "engine.h"
+#include "progress_engine.h"
 
 #include <poll.h>
 #include <sys/epoll.h>

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "opennd/log.h"
-#include "engine.h"
+#include "progress_engine.h"
 #include "memory_objects.h"
 #include "queue_pair.h"
 #include "soft_clock.h"

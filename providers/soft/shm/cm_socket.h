@@ -12,7 +12,7 @@
 
 #include "ndspi.h"
 #include "opennd/kit/address.h"
-#include "wire.h"
+#include "shm_wire.h"
 
 namespace soft {
 

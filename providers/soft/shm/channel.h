@@ -21,7 +21,7 @@
 #include <string>
 
 #include "ndspi.h"
-#include "wire.h"
+#include "shm_wire.h"
 
 namespace soft {
 
