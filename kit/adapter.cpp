@@ -67,16 +67,10 @@ HRESULT Adapter::CreateQueuePair(REFIID iid, IUnknown *receive_cq, IUnknown *ini
     if (receive_sge > info_.MaxReceiveSge) return ND_INVALID_PARAMETER_7;
     if (initiator_sge > info_.MaxInitiatorSge) return ND_INVALID_PARAMETER_8;
     if (inline_size > info_.MaxInlineDataSize) return ND_INVALID_PARAMETER_9;
-    QueuePairArgs a;
-    a.receive_cq = receive_cq;
-    a.initiator_cq = initiator_cq;
-    a.context = context;
-    a.receive_depth = receive_depth;
-    a.initiator_depth = initiator_depth;
-    a.receive_sge = receive_sge;
-    a.initiator_sge = initiator_sge;
-    a.inline_size = inline_size;
-    return NewQueuePair(a, iid, pp);
+    return NewQueuePair({.receive_cq = receive_cq, .initiator_cq = initiator_cq, .context = context,
+                         .receive_depth = receive_depth, .initiator_depth = initiator_depth,
+                         .receive_sge = receive_sge, .initiator_sge = initiator_sge, .inline_size = inline_size},
+                        iid, pp);
 }
 
 HRESULT Adapter::CreateQueuePairWithSrq(REFIID iid, IUnknown *receive_cq, IUnknown *initiator_cq, IUnknown *srq,
@@ -90,15 +84,10 @@ HRESULT Adapter::CreateQueuePairWithSrq(REFIID iid, IUnknown *receive_cq, IUnkno
     if (initiator_depth > info_.MaxInitiatorQueueDepth) return ND_INVALID_PARAMETER_6;
     if (initiator_sge > info_.MaxInitiatorSge) return ND_INVALID_PARAMETER_7;
     if (inline_size > info_.MaxInlineDataSize) return ND_INVALID_PARAMETER_8;
-    QueuePairArgs a;
-    a.receive_cq = receive_cq;
-    a.initiator_cq = initiator_cq;
-    a.srq = srq;
-    a.context = context;
-    a.initiator_depth = initiator_depth;
-    a.initiator_sge = initiator_sge;
-    a.inline_size = inline_size;
-    return NewQueuePair(a, iid, pp);
+    return NewQueuePair({.receive_cq = receive_cq, .initiator_cq = initiator_cq, .srq = srq, .context = context,
+                         .initiator_depth = initiator_depth, .initiator_sge = initiator_sge,
+                         .inline_size = inline_size},
+                        iid, pp);
 }
 
 HRESULT Adapter::CreateConnector(REFIID iid, HANDLE file, VOID **pp) { return NewConnector(file, iid, pp); }

@@ -200,6 +200,13 @@ void TcpPath::Quiesce() {
 
 void TcpPath::Receive(const PostedReceive &r, bool valid) {
     Hold hold(*this);
+    if (PostReceiveLocked(r, valid) && engine_.stalled()) PumpLocked();  // a Send was waiting for it
+}
+
+// Hands a receive to the engine (`valid`: its buffers were found
+// registered; an invalid one fails the Send that lands in it). A receive
+// the engine cannot take completes ND_CANCELED.
+bool TcpPath::PostReceiveLocked(const PostedReceive &r, bool valid) {
     std::vector<iwarp::MutableBuffer> sgl;
     if (valid)
         for (uint32_t i = 0; i < r.nsge; ++i)
@@ -207,10 +214,10 @@ void TcpPath::Receive(const PostedReceive &r, bool valid) {
     if (!engine_.PostReceive(next_id_++, sgl)) {
         ND2_RESULT res{ND_CANCELED, 0, env_.qp_context, r.context, Nd2RequestTypeReceive};
         env_.rcq->Push(res);
-        return;
+        return false;
     }
     recvs_.push_back({next_id_ - 1, valid, r});
-    if (engine_.stalled()) PumpLocked();  // a Send was waiting for it
+    return true;
 }
 
 // Initiator completions leave in posting order.

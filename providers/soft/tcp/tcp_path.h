@@ -152,6 +152,7 @@ private:
     void CompleteLocked();
     void FeedHeldLocked();
     bool PostSrqReceiveLocked();  // true if one was posted
+    bool PostReceiveLocked(const PostedReceive &r, bool valid);  // false: it completed ND_CANCELED
     void FailLocked(bool terminate);
 
     // mu_ is taken through Hold: letting go, it makes the pass another

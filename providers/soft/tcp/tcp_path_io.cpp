@@ -390,18 +390,7 @@ bool TcpPath::PostSrqReceiveLocked() {
     if (!env_.srq->Take(&r)) return false;
     // Checked as the QP's own receives are at post time (a zero-byte Send
     // into unregistered buffers fails ND_ACCESS_VIOLATION like any other).
-    const bool valid = env_.engine->mrs().LocalSgesValid(r.sge, r.nsge, kRightLocalWrite);
-    std::vector<iwarp::MutableBuffer> sgl;
-    if (valid)
-        for (uint32_t i = 0; i < r.nsge; ++i)
-            sgl.push_back({static_cast<uint8_t *>(r.sge[i].Buffer), r.sge[i].BufferLength});
-    if (!engine_.PostReceive(next_id_++, sgl)) {
-        ND2_RESULT res{ND_CANCELED, 0, env_.qp_context, r.context, Nd2RequestTypeReceive};
-        env_.rcq->Push(res);
-        return false;
-    }
-    recvs_.push_back({next_id_ - 1, valid, r});
-    return true;
+    return PostReceiveLocked(r, env_.engine->mrs().LocalSgesValid(r.sge, r.nsge, kRightLocalWrite));
 }
 
 void TcpPath::Release() {
