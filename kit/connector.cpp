@@ -7,7 +7,6 @@
 #include "opennd/kit/connection_rules.h"
 
 namespace opennd::kit {
-
 Connector::Connector(HANDLE overlapped_file, const ND2_ADAPTER_INFO &info)
     : requests_(overlapped_file), max_caller_data_(info.MaxCallerData), max_callee_data_(info.MaxCalleeData),
       max_inbound_(info.MaxInboundReadLimit), max_outbound_(info.MaxOutboundReadLimit) {}
@@ -20,6 +19,7 @@ bool Connector::Fresh() {
 HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
     IpAddress want;
     if (!FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     // Bound already, or given an address by Connect/Accept: what Windows
     // providers answer (COMPAT).
@@ -37,6 +37,7 @@ HRESULT Connector::Connect(IUnknown *qp, const sockaddr *dest_sa, ULONG dest_siz
     if (!OwnsQueuePair(qp)) return ND_INVALID_PARAMETER_1;
     IpAddress dest;
     if (HRESULT hr = CheckDestination(dest_sa, dest_size, &dest); FAILED(hr)) return hr;
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     if (state_ != State::Idle && state_ != State::Bound)  // a connection in progress or up (COMPAT)
         return state_ == State::Disconnected || state_ == State::Closed ? ND_INVALID_DEVICE_STATE
@@ -47,6 +48,7 @@ HRESULT Connector::Connect(IUnknown *qp, const sockaddr *dest_sa, ULONG dest_siz
 
 HRESULT Connector::CompleteConnect(OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_1;
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     if (state_ != State::Replied) return ND_CONNECTION_INVALID;
     HRESULT hr = CompleteConnectLocked();
@@ -63,6 +65,7 @@ HRESULT Connector::Accept(IUnknown *qp, ULONG inbound_limit, ULONG outbound_limi
     if (HRESULT hr = CheckPrivateData(private_data, private_size, max_callee_data_); FAILED(hr)) return hr;
     if (!ov) return ND_INVALID_PARAMETER_6;
     if (!OwnsQueuePair(qp)) return ND_INVALID_PARAMETER_1;  // R124
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     if (state_ != State::Requested) return ND_CONNECTION_INVALID;
     if (aborted_) return ND_CONNECTION_ABORTED;
@@ -74,6 +77,7 @@ HRESULT Connector::Accept(IUnknown *qp, ULONG inbound_limit, ULONG outbound_limi
 
 HRESULT Connector::Reject(const VOID *private_data, ULONG private_size) {
     if (HRESULT hr = CheckPrivateData(private_data, private_size, max_callee_data_); FAILED(hr)) return hr;
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     // The passive side before Accept, or the active side turning the reply
     // down before CompleteConnect (D31).
@@ -135,6 +139,7 @@ HRESULT Connector::NotifyDisconnect(OVERLAPPED *ov) {
 
 HRESULT Connector::Disconnect(OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_1;
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     // After the peer has gone, Disconnect is the application's cleanup: it succeeds.
     if (state_ == State::Disconnected) return requests_.CompleteNow(ov, ND_SUCCESS);
@@ -145,6 +150,7 @@ HRESULT Connector::Disconnect(OVERLAPPED *ov) {
 }
 
 HRESULT Connector::CancelOverlappedRequests() {
+    AfterCall after{this};  // OnUnlocked, once the lock below is released
     std::lock_guard<std::mutex> guard(mu_);
     if (state_ == State::Connecting) ConnectFailedLocked(ND_CANCELED);  // R143
     if (state_ == State::Accepting) {  // L6 on the passive side: the Accept is abandoned

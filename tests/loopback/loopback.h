@@ -12,7 +12,9 @@
 //
 // Test knobs: Register with flag kLoopbackInline completes inline with
 // ND_SUCCESS (skip-on-success path); a QP's Send loops back into the same
-// QP's posted Receives.
+// QP's posted Receives until it is connected. Connectors and listeners of
+// one process connect to each other (connection.cpp), on the kit's state
+// machine: the provider's example of a transport under the kit.
 #pragma once
 
 #include <cstdint>

@@ -41,10 +41,11 @@ ND2_ADAPTER_INFO AdapterInfo(uint8_t mode, UINT64 id) {
     info.MaxCompletionQueueDepth = kMaxCqDepth;
     info.InlineRequestThreshold = kMaxInlineData;
     info.LargeRequestThreshold = 64 << 10;
+    info.MaxInboundReadLimit = info.MaxOutboundReadLimit = 8;
     info.MaxCallerData = 56;
     info.MaxCalleeData = 148;
     info.AdapterFlags = ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED | ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
-    return info;  // no SRQ (MaxSharedReceiveQueueDepth 0), no windows, no connections
+    return info;  // no SRQ (MaxSharedReceiveQueueDepth 0), no windows; connections within the process
 }
 
 class Adapter : public kit::Adapter {
@@ -59,7 +60,9 @@ private:
     HRESULT NewQueuePair(const kit::QueuePairArgs &a, REFIID iid, void **pp) override {
         return MakeQueuePair(this, a, iid, pp);
     }
-    HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override { return MakeConnector(this, file, info(), iid, pp); }
+    HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override {
+        return MakeConnector(this, file, info(), iid, pp, AdapterAddresses(mode_, id_));
+    }
     HRESULT NewListener(HANDLE file, REFIID iid, void **pp) override {
         return MakeListener(this, file, iid, pp, AdapterAddresses(mode_, id_));
     }

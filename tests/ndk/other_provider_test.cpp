@@ -40,13 +40,17 @@ TEST(NdkOtherProvider, LoopbackProviderThroughTheCatalog) {
     EXPECT_EQ(r[0].QPContext, &notified);
     EXPECT_EQ(r[1].Type, NdkOperationTypeSend);
     EXPECT_EQ(region.bytes[2048 + 99], 0x5A);
-    // What the provider lacks comes back as its own status.
+    // Connecting where nobody listens: the provider's refusal comes back
+    // through the request's callback.
     sockaddr_in src = Loopback(), dst = Loopback(9);
     NDK_CONNECTOR *c = nullptr;
     ASSERT_EQ(a->Dispatch->NdkCreateConnector(a, nullptr, nullptr, &c), STATUS_SUCCESS);
-    EXPECT_EQ(c->Dispatch->NdkConnect(c, qp, Sa(&src), sizeof src, Sa(&dst), sizeof dst, 1, 1, nullptr, 0,
-                                      Completion::Request, nullptr),
-              STATUS_NOT_SUPPORTED);
+    Completion connected;
+    EXPECT_EQ(Finish(c->Dispatch->NdkConnect(c, qp, Sa(&src), sizeof src, Sa(&dst), sizeof dst, 1, 1, nullptr, 0,
+                                             Completion::Request, &connected),
+                     connected),
+              STATUS_CONNECTION_REFUSED);
+    // What the provider lacks comes back as its own status.
     NDK_SGE rd = region.Sge(0, 8);
     EXPECT_EQ(qp->Dispatch->NdkRead(qp, nullptr, &rd, 1, 0, 0, 0), STATUS_NOT_SUPPORTED);
     // A listener whose connection requests never come: closing cancels them.

@@ -96,6 +96,10 @@ protected:
     // The connection is over (either side): the queue pair's requests
     // complete ND_CANCELED.
     virtual void ConnectionOverLocked() = 0;
+    // After every call above has released lock(): a transport that must
+    // not act under it (it calls into another connector, or blocks) queues
+    // the work in its hooks and does it here.
+    virtual void OnUnlocked() {}
 
     // ---- Events (under lock()) ----
     void StartConnectingLocked(const IpAddress &dest, OVERLAPPED *ov);
@@ -128,6 +132,11 @@ protected:
     ULONG inbound_ = 0, outbound_ = 0;  // negotiated read limits
 
 private:
+    // Declared before a call's lock: runs OnUnlocked once it is released.
+    struct AfterCall {
+        Connector *c;
+        ~AfterCall() { c->OnUnlocked(); }
+    };
     void SetPeerDataLocked(const void *data, ULONG size);
 
     OverlappedRequests requests_;
