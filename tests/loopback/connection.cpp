@@ -21,32 +21,20 @@ namespace kit = opennd::kit;
 namespace net = opennd::net;
 namespace {
 
-// A hold on a provider object (it stays in memory; the application's last
-// Release still returns 0), moved along with a message.
-template <class T>
-class Held {
-public:
-    Held() = default;
-    explicit Held(T *p) : p_(p && p->TryHold() ? p : nullptr) {}
-    Held(Held &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-    Held &operator=(Held &&o) noexcept {
-        std::swap(p_, o.p_);
-        return *this;
-    }
-    ~Held() {
-        if (p_) p_->Unhold();
-    }
-    T *get() const { return p_; }
-    T *operator->() const { return p_; }
-    explicit operator bool() const { return p_ != nullptr; }
-
-private:
-    T *p_ = nullptr;
-};
-
 uint16_t NextPort() {
     static std::atomic<uint16_t> next{50000};
     return next.fetch_add(1);
+}
+
+// Bind for connectors and listeners: one of the adapter's addresses (or the
+// wildcard), port 0 choosing one.
+HRESULT BindTo(const std::vector<net::IpAddress> &ours, const net::IpAddress &want, net::IpAddress *local) {
+    bool served = net::IsWildcard(want.sa());
+    for (const auto &a : ours) served = served || net::SameIp(a.sa(), want.sa());
+    if (!served) return ND_INVALID_ADDRESS;
+    *local = want;
+    if (net::Port(local->sa()) == 0) net::SetPort(local->sa(), NextPort());
+    return ND_SUCCESS;
 }
 
 class Connector;
@@ -54,10 +42,10 @@ class Connector;
 // What one connector says to another.
 struct Message {
     enum class Kind { Reply, Ready, Reject, Disconnect, Refused } kind;
-    Held<Connector> to, from;
+    kit::HoldPtr<Connector> to, from;
     std::vector<uint8_t> data;  // private data
     ULONG inbound = 0, outbound = 0;  // Reply: the read limits the passive side granted
-    Held<QueuePair> qp;               // Reply: the passive side's queue pair
+    kit::HoldPtr<QueuePair> qp;               // Reply: the passive side's queue pair
 };
 
 // A connection request, queued by a listener until a connector takes it.
@@ -67,8 +55,8 @@ struct Request {
     net::IpAddress local, source;
     std::vector<uint8_t> data;
     ULONG inbound = 0, outbound = 0;
-    Held<Connector> from;
-    Held<QueuePair> qp;
+    kit::HoldPtr<Connector> from;
+    kit::HoldPtr<QueuePair> qp;
     Request() = default;
     Request(Request &&) = default;
     Request &operator=(Request &&) = default;
@@ -97,7 +85,7 @@ public:
 private:
     using Registry = kit::Registry<Connector, IND2Connector>;
     void Send(Message::Kind kind, const void *data = nullptr, ULONG size = 0) {
-        Message m{kind, Held<Connector>(peer_.get()), Held<Connector>(this), {}, 0, 0, {}};
+        Message m{kind, kit::HoldPtr<Connector>(peer_.get()), kit::HoldPtr<Connector>(this), {}, 0, 0, {}};
         if (size) m.data.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + size);
         outbox_.push_back(std::move(m));
     }
@@ -105,14 +93,7 @@ private:
     void OnFinalRelease() override;
 
     bool OwnsQueuePair(IUnknown *qp) override { return QueuePair::Find(qp) != nullptr; }
-    HRESULT BindLocked(const net::IpAddress &want) override {
-        bool ours = net::IsWildcard(want.sa());
-        for (const auto &a : addresses_) ours = ours || net::SameIp(a.sa(), want.sa());
-        if (!ours) return ND_INVALID_ADDRESS;
-        local_ = want;
-        if (net::Port(local_.sa()) == 0) net::SetPort(local_.sa(), NextPort());
-        return ND_SUCCESS;
-    }
+    HRESULT BindLocked(const net::IpAddress &want) override { return BindTo(addresses_, want, &local_); }
     HRESULT ConnectLocked(IUnknown *qp, const net::IpAddress &dest, ULONG inbound, ULONG outbound, const void *data,
                           ULONG size, OVERLAPPED *ov) override;
     HRESULT CompleteConnectLocked() override {
@@ -139,8 +120,8 @@ private:
     const std::vector<net::IpAddress> addresses_;
     // Under lock().
     kit::ComPtr<QueuePair> qp_;
-    Held<Connector> peer_;
-    Held<QueuePair> peer_qp_;  // passive side: the initiator's, until Accept links it
+    kit::HoldPtr<Connector> peer_;
+    kit::HoldPtr<QueuePair> peer_qp_;  // passive side: the initiator's, until Accept links it
     std::vector<Message> outbox_;
     std::vector<Request> requests_out_;  // active side: a request for a listener
 };
@@ -168,14 +149,7 @@ public:
     }
 
 private:
-    HRESULT BindLocked(const net::IpAddress &want) override {
-        bool ours = net::IsWildcard(want.sa());
-        for (const auto &a : addresses_) ours = ours || net::SameIp(a.sa(), want.sa());
-        if (!ours) return ND_INVALID_ADDRESS;
-        local_ = want;
-        if (net::Port(local_.sa()) == 0) net::SetPort(local_.sa(), NextPort());
-        return ND_SUCCESS;
-    }
+    HRESULT BindLocked(const net::IpAddress &want) override { return BindTo(addresses_, want, &local_); }
     HRESULT ListenLocked() override {
         std::lock_guard<std::mutex> g(g_listeners_mu);
         if (!g_listeners) g_listeners = new std::vector<std::pair<net::IpAddress, Listener *>>;
@@ -204,8 +178,8 @@ private:
 };
 
 // The listener serving `dest`, held; none if nobody listens there.
-Held<Listener> FindListener(const net::IpAddress &dest) {
-    std::vector<Held<Listener>> candidates;
+kit::HoldPtr<Listener> FindListener(const net::IpAddress &dest) {
+    std::vector<kit::HoldPtr<Listener>> candidates;
     {
         std::lock_guard<std::mutex> g(g_listeners_mu);
         if (g_listeners)
@@ -218,7 +192,7 @@ Held<Listener> FindListener(const net::IpAddress &dest) {
 
 Request::~Request() {
     if (!from) return;  // taken by a connector
-    Message m{Message::Kind::Refused, Held<Connector>(from.get()), {}, {}, 0, 0, {}};
+    Message m{Message::Kind::Refused, kit::HoldPtr<Connector>(from.get()), {}, {}, 0, 0, {}};
     from->OnMessage(std::move(m));
 }
 
@@ -240,8 +214,8 @@ HRESULT Connector::ConnectLocked(IUnknown *qp_unknown, const net::IpAddress &des
     r.data.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + size);
     r.inbound = inbound;
     r.outbound = outbound;
-    r.from = Held<Connector>(this);
-    r.qp = Held<QueuePair>(qp_.get());
+    r.from = kit::HoldPtr<Connector>(this);
+    r.qp = kit::HoldPtr<QueuePair>(qp_.get());
     requests_out_.push_back(std::move(r));
     return ND_PENDING;
 }
@@ -262,7 +236,7 @@ HRESULT Connector::AcceptLocked(IUnknown *qp_unknown, const void *data, ULONG si
     // What we serve is what the initiator may issue, and the reverse.
     outbox_.back().inbound = outbound_;
     outbox_.back().outbound = inbound_;
-    outbox_.back().qp = Held<QueuePair>(qp_.get());
+    outbox_.back().qp = kit::HoldPtr<QueuePair>(qp_.get());
     StartAcceptingLocked(ov);
     return ND_PENDING;
 }
@@ -315,7 +289,7 @@ void Connector::OnUnlocked() {
         requests.swap(requests_out_);
     }
     for (Request &r : requests) {
-        Held<Listener> listener = FindListener(r.local);
+        kit::HoldPtr<Listener> listener = FindListener(r.local);
         if (listener) listener->Offer(std::move(r));
     }  // a request nobody took is refused as it goes
     for (Message &m : out)
@@ -337,8 +311,8 @@ void Connector::OnFinalRelease() {
         requests().CancelAll();
         ClosedLocked();
         // The other end holds us as we hold it: let go, or neither is freed.
-        peer_ = Held<Connector>();
-        peer_qp_ = Held<QueuePair>();
+        peer_.reset();
+        peer_qp_.reset();
     }
     OnUnlocked();
 }

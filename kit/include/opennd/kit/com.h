@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "ndspi.h"
 
@@ -164,6 +165,37 @@ public:
         T *p = p_;
         p_ = nullptr;
         return p;
+    }
+
+private:
+    T *p_ = nullptr;
+};
+
+// A hold on a kit object (TryHold/Unhold), for what a provider keeps of an
+// object the application owns: it stays in memory, yet the application's
+// last Release still returns 0 and runs the object's final release. Empty
+// if the object was already on its way out. Move-only.
+template <class T>
+class HoldPtr {
+public:
+    HoldPtr() = default;
+    explicit HoldPtr(T *p) : p_(p && p->TryHold() ? p : nullptr) {}
+    HoldPtr(HoldPtr &&o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+    HoldPtr &operator=(HoldPtr &&o) noexcept {
+        std::swap(p_, o.p_);
+        return *this;
+    }
+    HoldPtr(const HoldPtr &) = delete;
+    HoldPtr &operator=(const HoldPtr &) = delete;
+    ~HoldPtr() {
+        if (p_) p_->Unhold();
+    }
+    T *get() const { return p_; }
+    T *operator->() const { return p_; }
+    explicit operator bool() const { return p_ != nullptr; }
+    void reset() {
+        if (p_) p_->Unhold();
+        p_ = nullptr;
     }
 
 private:
