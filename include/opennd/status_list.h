@@ -1,7 +1,7 @@
 /* The one table of ND status codes: name, value, meaning.
  * X(name, value, meaning) is applied to every entry. ndstatus.h turns it into
  * the constants, src/core/status.cpp into the name and meaning lookups, and
- * the conformance suite (tests/conformance/cases/types_and_helper.cpp)
+ * the conformance suite (tools/ndconformance/cases/types_and_helper.cpp)
  * checks the values against the SPI. */
 #ifndef OPENND_STATUS_LIST_H
 #define OPENND_STATUS_LIST_H
