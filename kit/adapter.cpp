@@ -106,11 +106,10 @@ HRESULT Provider::ResolveAddress(const sockaddr *address, ULONG size, UINT64 *ad
     if (!adapter_id) return ND_INVALID_PARAMETER_3;
     if (!IsIpSockaddr(address, size)) return ND_INVALID_ADDRESS;
     for (UINT64 id : AdapterIds())
-        for (const IpAddress &a : AdapterAddresses(id))
-            if (SameIp(a.sa(), address)) {
-                *adapter_id = id;
-                return ND_SUCCESS;
-            }
+        if (HasIp(AdapterAddresses(id), address)) {
+            *adapter_id = id;
+            return ND_SUCCESS;
+        }
     return ND_INVALID_ADDRESS;
 }
 

@@ -162,6 +162,11 @@ inline std::vector<IpAddress> LocalIpAddresses() {
     return out;
 }
 
+// True if `a`'s IP is one of `addrs` (ports ignored, as everywhere in ND).
+inline bool HasIp(const std::vector<IpAddress> &addrs, const sockaddr *a) {
+    return std::any_of(addrs.begin(), addrs.end(), [a](const IpAddress &x) { return SameIp(x.sa(), a); });
+}
+
 // Bytes a SOCKET_ADDRESS_LIST holding these addresses needs (§2.5.5).
 inline size_t AddressListSize(const std::vector<IpAddress> &addrs) {
     size_t n = offsetof(SOCKET_ADDRESS_LIST, Address) + addrs.size() * sizeof(SOCKET_ADDRESS);

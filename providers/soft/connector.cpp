@@ -11,6 +11,7 @@
 #include "cm_socket.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
+#include "opennd/kit/connection_rules.h"
 #include "opennd/kit/registry.h"
 #include "srq.h"
 
@@ -20,11 +21,7 @@ namespace {
 
 using ConnectorRegistry = kit::Registry<Connector, IND2Connector>;
 
-bool IsLocalAddress(const kit::IpAddress &a) {
-    for (const auto &l : kit::LocalIpAddresses())
-        if (kit::SameIp(l.sa(), a.sa())) return true;
-    return false;
-}
+bool IsLocalAddress(const kit::IpAddress &a) { return kit::HasIp(kit::LocalIpAddresses(), a.sa()); }
 
 // The local address the kernel would use to reach `dest`.
 bool RouteSource(const kit::IpAddress &dest, kit::IpAddress *out) {
@@ -82,7 +79,7 @@ bool Connector::OwnsQueuePair(IUnknown *qp_unknown) {
 }
 
 HRESULT Connector::BindLocked(const kit::IpAddress &want) {
-    if (!kit::IsWildcard(want.sa()) && !IsLocalAddress(want)) return ND_INVALID_ADDRESS;
+    if (!kit::BindableAddress(kit::LocalIpAddresses(), want)) return ND_INVALID_ADDRESS;
     HRESULT hr;
     int fd = ReservePort(want, &local_, &hr);
     if (fd < 0) return hr;

@@ -46,11 +46,7 @@ void Listener::OnFinalRelease() {
 }
 
 HRESULT Listener::BindLocked(const kit::IpAddress &want) {
-    if (!kit::IsWildcard(want.sa())) {
-        bool local = false;
-        for (const auto &l : kit::LocalIpAddresses()) local = local || kit::SameIp(l.sa(), want.sa());
-        if (!local) return ND_INVALID_ADDRESS;
-    }
+    if (!kit::BindableAddress(kit::LocalIpAddresses(), want)) return ND_INVALID_ADDRESS;
     HRESULT hr;
     int fd = ReservePort(want, &local_, &hr);
     if (fd < 0) return hr;

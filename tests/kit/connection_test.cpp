@@ -161,6 +161,20 @@ TEST_F(KitConnection, RejectCarriesPrivateDataAndTheInitiatorMayTryAgain) {
     EXPECT_EQ(Done(active, &a_ov, ND_PENDING), ND_CONNECTION_REFUSED);
 }
 
+TEST_F(KitConnection, BindTakesOnlyTheAdaptersAddressesAndOnlyOnce) {
+    IpAddress foreign = Ip("192.0.2.1");  // TEST-NET-1: never the adapter's
+    EXPECT_EQ(active->Bind(foreign.sa(), foreign.length()), ND_INVALID_ADDRESS);
+    IpAddress local = Ip("::1");
+    ASSERT_EQ(active->Bind(local.sa(), local.length()), ND_SUCCESS);
+    EXPECT_EQ(active->Bind(local.sa(), local.length()), static_cast<HRESULT>(0xC0000238u))  // COMPAT
+        << "bound already: STATUS_ADDRESS_ALREADY_ASSOCIATED";
+    IpAddress bound;
+    ULONG size = sizeof bound.storage;
+    ASSERT_EQ(active->GetLocalAddress(bound.sa(), &size), ND_SUCCESS);
+    EXPECT_TRUE(opennd::net::SameIp(bound.sa(), local.sa()));
+    EXPECT_NE(opennd::net::Port(bound.sa()), 0) << "port 0 chooses one";
+}
+
 TEST_F(KitConnection, NoListenerIsARefusalAndAQueuedRequestCanBeCancelled) {
     IpAddress nobody = Ip("127.0.0.1");
     SetPort(nobody.sa(), 1);

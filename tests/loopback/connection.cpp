@@ -11,6 +11,7 @@
 
 #include "loopback.h"
 #include "objects.h"
+#include "opennd/kit/connection_rules.h"
 #include "opennd/kit/connector.h"
 #include "opennd/kit/listener.h"
 #include "opennd/kit/registry.h"
@@ -29,9 +30,7 @@ uint16_t NextPort() {
 // Bind for connectors and listeners: one of the adapter's addresses (or the
 // wildcard), port 0 choosing one.
 HRESULT BindTo(const std::vector<net::IpAddress> &ours, const net::IpAddress &want, net::IpAddress *local) {
-    bool served = net::IsWildcard(want.sa());
-    for (const auto &a : ours) served = served || net::SameIp(a.sa(), want.sa());
-    if (!served) return ND_INVALID_ADDRESS;
+    if (!kit::BindableAddress(ours, want)) return ND_INVALID_ADDRESS;
     *local = want;
     if (net::Port(local->sa()) == 0) net::SetPort(local->sa(), NextPort());
     return ND_SUCCESS;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "ndspi.h"
 #include "opennd/kit/address.h"
@@ -25,6 +26,12 @@ inline HRESULT CheckPrivateData(const void *data, ULONG size, ULONG max) {
     if (size > max) return ND_INVALID_BUFFER_SIZE;
     if (size && !data) return ND_ACCESS_VIOLATION;
     return ND_SUCCESS;
+}
+
+// An address a connector or listener may Bind to: the unspecified address
+// or one the adapter serves (else ND_INVALID_ADDRESS).
+inline bool BindableAddress(const std::vector<IpAddress> &served, const IpAddress &want) {
+    return IsWildcard(want.sa()) || HasIp(served, want.sa());
 }
 
 // Connect's destination: an IPv4 or IPv6 address with a port. The
