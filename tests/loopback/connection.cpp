@@ -3,7 +3,9 @@
 // connector to another (a request to a listener, a reply, ready, reject,
 // disconnect). The kit runs the hooks under a connector's lock, so they only
 // queue messages; OnUnlocked delivers them once the lock is released, and
-// one connector never waits for another's lock while holding its own.
+// one connector never waits for another's lock while holding its own. The
+// one nesting: a listener hands a request to a connector (or refuses one)
+// under its own lock, so the order is listener, then connector.
 #include <atomic>
 #include <cstring>
 #include <utility>
@@ -78,8 +80,16 @@ public:
 
     // A listener hands us a request (under its lock; we are Fresh).
     void Adopt(Request r);
-    // A message from the connector at the other end.
-    void OnMessage(Message m);
+    // A message from the connector at the other end; then what this
+    // connector queued is sent.
+    void OnMessage(Message m) {
+        Handle(std::move(m));
+        OnUnlocked();
+    }
+    // Only the state change: for a refusal delivered while a listener's
+    // lock is held (a dropped request), where sending anything could reach
+    // that listener again.
+    void Handle(Message m);
 
 private:
     using Registry = kit::Registry<Connector, IND2Connector>;
@@ -191,8 +201,7 @@ kit::HoldPtr<Listener> FindListener(const net::IpAddress &dest) {
 
 Request::~Request() {
     if (!from) return;  // taken by a connector
-    Message m{Message::Kind::Refused, kit::HoldPtr<Connector>(from.get()), {}, {}, 0, 0, {}};
-    from->OnMessage(std::move(m));
+    from->Handle(Message{Message::Kind::Refused, {}, {}, {}, 0, 0, {}});
 }
 
 HRESULT Connector::ConnectLocked(IUnknown *qp_unknown, const net::IpAddress &dest, ULONG inbound, ULONG outbound,
@@ -240,7 +249,7 @@ HRESULT Connector::AcceptLocked(IUnknown *qp_unknown, const void *data, ULONG si
     return ND_PENDING;
 }
 
-void Connector::OnMessage(Message m) {
+void Connector::Handle(Message m) {
     {
         std::lock_guard<std::mutex> guard(lock());
         const ULONG size = static_cast<ULONG>(m.data.size());
@@ -275,7 +284,6 @@ void Connector::OnMessage(Message m) {
             break;
         }
     }
-    OnUnlocked();
 }
 
 // Delivers what the calls queued, with no lock held.
