@@ -1,24 +1,11 @@
-// The provider's two clocks, in one place: NowMs for timeouts (coarse: a
-// few milliseconds of resolution, cheap), NowNs for the progress thread's
-// short waits and the application's poll stamps.
+// ndsoft's clocks are the kit's (opennd/kit/clock.h), under ndsoft's names.
 #pragma once
 
-#include <time.h>
-
-#include <cstdint>
+#include "opennd/kit/clock.h"
 
 namespace soft {
 
-inline uint64_t NowMs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
-}
-
-inline uint64_t NowNs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
-}
+using opennd::kit::NowMs;
+using opennd::kit::NowNs;
 
 }  // namespace soft
