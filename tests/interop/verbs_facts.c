@@ -12,7 +12,8 @@
  * (RDMA Write/Read beyond the port's max_msg_sz), srq (an SRQ limit armed
  * below the fill level), zwrite (a zero-length Write with rkey 0), sink (a
  * Read into memory without remote write rights), rnr (a Send with no
- * receive posted, RNR retry 0). */
+ * receive posted, RNR retry 0), mw (a type 2 window: bind, remote Write,
+ * invalidate, remote Write again). */
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -533,6 +534,57 @@ static void case_rnr(const struct sockaddr *addr, socklen_t alen) {
     }
 }
 
+/* A type 2 window end to end: b binds it over its memory, a writes through
+ * it, b invalidates it, a writes again (expect a remote access error). */
+static void case_mw(const struct sockaddr *addr, socklen_t alen) {
+    struct pair p;
+    if (connect_pair(&p, addr, alen, 0, 0, 7)) fail("connect");
+    struct ibv_mw *mw = ibv_alloc_mw(p.b.pd, IBV_MW_TYPE_2);
+    if (!mw) {
+        fact("mw2", "ibv_alloc_mw(type 2): %s", strerror(errno));
+        close_pair(&p);
+        return;
+    }
+    struct ibv_mr *target = reg_buf(p.b.pd, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+    struct ibv_mr *src = reg_buf(p.a.pd, 4096, IBV_ACCESS_LOCAL_WRITE);
+    struct ibv_send_wr wr = {0}, *bad;
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.bind_mw.mw = mw;
+    wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+    wr.bind_mw.bind_info.mr = target;
+    wr.bind_mw.bind_info.addr = (uintptr_t)target->addr + 4096;
+    wr.bind_mw.bind_info.length = 4096;
+    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    int rc = ibv_post_send(p.b.qp, &wr, &bad);
+    struct ibv_wc wc;
+    if (rc || poll_one(p.b.cq, &wc, timeout_s) || wc.status != IBV_WC_SUCCESS) {
+        fact("mw2", "bind: %s", rc ? strerror(rc) : ibv_wc_status_str(wc.status));
+    } else {
+        const uint32_t rkey = wr.bind_mw.rkey;
+        struct ibv_mr window = *target; /* what a writes to: the window's range and key */
+        window.addr = (char *)target->addr + 4096;
+        window.rkey = rkey;
+        pattern(src, 3);
+        one_sided(&p, "mw2_write_bound", IBV_WR_RDMA_WRITE, src, 4096, &window);
+        struct ibv_send_wr inv = {0};
+        inv.opcode = IBV_WR_LOCAL_INV;
+        inv.send_flags = IBV_SEND_SIGNALED;
+        inv.invalidate_rkey = rkey;
+        rc = ibv_post_send(p.b.qp, &inv, &bad);
+        if (rc || poll_one(p.b.cq, &wc, timeout_s))
+            fact("mw2", "local invalidate: %s", rc ? strerror(rc) : "no completion");
+        else
+            fact("mw2", "local invalidate: %s", ibv_wc_status_str(wc.status));
+        pattern(src, 4); /* other bytes: none of them may land */
+        one_sided(&p, "mw2_write_invalidated", IBV_WR_RDMA_WRITE, src, 4096, &window);
+    }
+    ibv_dealloc_mw(mw);
+    free_mr(src);
+    free_mr(target);
+    close_pair(&p);
+}
+
 static int wanted(const char *list, const char *name) {
     size_t n = strlen(name);
     for (const char *s = list; (s = strstr(s, name)); s += n)
@@ -550,10 +602,11 @@ static void run_cases(const struct sockaddr *addr, socklen_t alen, const char *o
     if (wanted(only, "zwrite")) case_zwrite(addr, alen);
     if (wanted(only, "sink")) case_sink(addr, alen);
     if (wanted(only, "rnr")) case_rnr(addr, alen);
+    if (wanted(only, "mw")) case_mw(addr, alen);
 }
 
 int main(int argc, char **argv) {
-    const char *addr_text = NULL, *only = "attrs,loopback,pdata,big,srq,zwrite,sink,rnr";
+    const char *addr_text = NULL, *only = "attrs,loopback,pdata,big,srq,zwrite,sink,rnr,mw";
     int opt;
     while ((opt = getopt(argc, argv, "a:T:o:")) != -1) {
         if (opt == 'a')
