@@ -65,6 +65,7 @@ struct side {
 };
 
 struct pair {
+    struct ibv_srq *srq; /* b's receive queue when connect_pair is asked for one (want_srq) */
     struct rdma_event_channel *ch;
     struct rdma_cm_id *listen;
     struct side a, b; /* a connects, b accepts */
@@ -98,8 +99,18 @@ static int expect_event(struct rdma_event_channel *ch, enum rdma_cm_event_type t
     return 0;
 }
 
-static void make_side(struct side *s, struct ibv_srq *srq, int depth) {
+static int want_srq; /* connect_pair gives b a shared receive queue */
+
+static void make_side(struct side *s, struct ibv_srq **srq_out, int depth) {
     s->pd = ibv_alloc_pd(s->id->verbs);
+    struct ibv_srq *srq = NULL;
+    if (srq_out) {
+        struct ibv_srq_init_attr sa = {0};
+        sa.attr.max_wr = 16;
+        sa.attr.max_sge = 1;
+        srq = *srq_out = ibv_create_srq(s->pd, &sa);
+        if (!srq) fail("ibv_create_srq: %s", strerror(errno));
+    }
     s->cq = ibv_create_cq(s->id->verbs, depth * 2, NULL, NULL, 0);
     if (!s->pd || !s->cq) fail("pd/cq: %s", strerror(errno));
     struct ibv_qp_init_attr qa = {0};
@@ -158,7 +169,7 @@ static int connect_pair(struct pair *p, const struct sockaddr *addr, socklen_t a
     if ((rc = expect_event(p->ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev))) return rc;
     p->req_pdata_len = ev.param.conn.private_data_len;
     p->b.id = ev.id;
-    make_side(&p->b, NULL, 16);
+    make_side(&p->b, want_srq ? &p->srq : NULL, 16);
     cp.private_data = pdata_rep ? rep : NULL;
     cp.private_data_len = (uint8_t)pdata_rep;
     if (rdma_accept(p->b.id, &cp)) return fprintf(stderr, "accept: %s\n", strerror(errno)), -errno;
@@ -188,6 +199,9 @@ static void destroy_side(struct side *s) {
 static void close_pair(struct pair *p) {
     if (p->a.qp) rdma_disconnect(p->a.id);
     destroy_side(&p->a);
+    if (p->b.qp) rdma_destroy_qp(p->b.id);
+    p->b.qp = NULL;
+    if (p->srq) ibv_destroy_srq(p->srq);
     destroy_side(&p->b);
     if (p->listen) rdma_destroy_id(p->listen);
     if (p->ch) rdma_destroy_event_channel(p->ch);
@@ -471,6 +485,44 @@ static void case_srq(const struct sockaddr *addr) {
     rdma_destroy_id(id);
 }
 
+/* The limit event when Sends consume the SRQ below an armed limit. */
+static void case_srq_crossing(const struct sockaddr *addr, socklen_t alen) {
+    struct pair p;
+    want_srq = 1;
+    int rc = connect_pair(&p, addr, alen, 0, 0, 7);
+    want_srq = 0;
+    if (rc) fail("connect with an SRQ");
+    struct ibv_mr *rmr = reg_buf(p.b.pd, 4096, IBV_ACCESS_LOCAL_WRITE);
+    struct ibv_mr *smr = reg_buf(p.a.pd, 64, IBV_ACCESS_LOCAL_WRITE);
+    for (int i = 0; i < 8; ++i) {
+        struct ibv_sge sge = {(uintptr_t)rmr->addr, 64, rmr->lkey};
+        struct ibv_recv_wr wr = {0}, *bad;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        if (ibv_post_srq_recv(p.srq, &wr, &bad)) fail("ibv_post_srq_recv");
+    }
+    struct ibv_srq_attr at = {0};
+    at.srq_limit = 4;
+    if ((rc = ibv_modify_srq(p.srq, &at, IBV_SRQ_LIMIT))) fail("ibv_modify_srq: %s", strerror(rc));
+    for (int i = 0; i < 5; ++i) { /* 8 - 5 = 3 left: below the limit */
+        struct ibv_sge sge = {(uintptr_t)smr->addr, 64, smr->lkey};
+        struct ibv_send_wr wr = {0}, *bad;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        struct ibv_wc wc;
+        if (ibv_post_send(p.a.qp, &wr, &bad) || poll_one(p.a.cq, &wc, timeout_s) || wc.status)
+            fail("send %d", i);
+    }
+    int ev = async_event(p.b.id->verbs, 2);
+    fact("srq_limit_crossed", "8 posted, limit 4, 5 consumed: %s",
+         ev < 0 ? "no event in 2 s" : ibv_event_type_str((enum ibv_event_type)ev));
+    free_mr(smr);
+    free_mr(rmr);
+    close_pair(&p);
+}
+
 static void case_zwrite(const struct sockaddr *addr, socklen_t alen) {
     struct pair p;
     if (connect_pair(&p, addr, alen, 0, 0, 7)) fail("connect");
@@ -599,6 +651,7 @@ static void run_cases(const struct sockaddr *addr, socklen_t alen, const char *o
     if (wanted(only, "pdata")) case_pdata_max(addr, alen);
     if (wanted(only, "big")) case_big(addr, alen);
     if (wanted(only, "srq")) case_srq(addr);
+    if (wanted(only, "srq")) case_srq_crossing(addr, alen);
     if (wanted(only, "zwrite")) case_zwrite(addr, alen);
     if (wanted(only, "sink")) case_sink(addr, alen);
     if (wanted(only, "rnr")) case_rnr(addr, alen);
