@@ -1,19 +1,8 @@
-// Queue pair: construction, connection life and posting.
-#include <signal.h>
-#include <time.h>
-
-#include <cerrno>
-#include <cstring>
-#include <thread>
-
-#include "cm_socket.h"
-#include "opennd/log.h"
-#include "soft_clock.h"
-#include "soft_limits.h"
+// Queue pair: construction, connection life, Send and Receive.
 #include "memory_objects.h"
 #include "opennd/kit/registry.h"
 #include "queue_pair.h"
-#include "queue_pair_inline.h"
+#include "soft_limits.h"
 #include "srq.h"
 
 namespace soft {
@@ -47,10 +36,7 @@ QueuePair::~QueuePair() {
     // The peer may not have heard of our end yet, and a region's token is
     // good on any queue pair (R074): its copies into our memory must end
     // before we leave the barrier's list, and no new one may start.
-    if (state() != State::Idle && conn_ && conn_->channel) {
-        conn_->channel->header()->closed[conn_->side].store(1, std::memory_order_seq_cst);
-        DrainPeerCopies(NowMs() + kQuiesceLimitMs);
-    }
+    if (state() != State::Idle && !tcp_) shm_.Leave();
     engine_->RemovePollable(this);
     QpRegistry::Remove(this);
     Close();  // released without Disconnect: implicit flush (R140)
@@ -69,22 +55,15 @@ void QueuePair::Unreserve() {
 }
 
 void QueuePair::Attach(std::shared_ptr<Connection> conn) {
-    int side = conn->side;
-    {
-        std::lock_guard<QpLock> rx(rx_mu_);  // lock order: rx, then tx
-        std::lock_guard<QpLock> tx(tx_mu_);
-        conn_ = std::move(conn);
-        terminate_sent_.store(false);
-        producer_ = RingProducer(conn_->channel.get(), side);
-        consumer_ = RingConsumer(conn_->channel.get(), 1 - side);
-    }
+    conn_ = std::move(conn);  // (Idle: no path reads it yet)
+    shm_.Attach(conn_.get());
     state_.store(State::Attached, std::memory_order_release);
     // The progress thread flags "wake me" only when its armed state changes:
     // a channel that appears while it is armed gets the flag here (then the
     // poll below, so nothing published before the flag is missed).
-    if (engine_->armed()) WantWakeups(true);
+    if (engine_->armed()) shm_.WantWakeups(true);
     engine_->Kick();
-    ProgressReceive();
+    shm_.KickReceive();
 }
 
 void QueuePair::SetConnected() {
@@ -93,212 +72,45 @@ void QueuePair::SetConnected() {
 }
 
 void QueuePair::Close() {
-    State s = state();
-    if (s == State::Idle) return;
+    if (state() == State::Idle) return;
     state_.store(State::Closed);
-    if (tcp_) tcp_->Abort(false);
-    {
-        std::lock_guard<QpLock> tx(tx_mu_);
-        FailLocked(ND_CANCELED);
-        state_.store(State::Closed);
-    }
-    FlushReceives();
+    OnPath([](DataPath auto &p) { p.Close(); });
 }
 
 void QueuePair::Fail() {
     State s = state();
     if (s == State::Idle || s == State::Closed) return;
-    {
-        std::lock_guard<QpLock> tx(tx_mu_);
-        FailLocked(ND_CANCELED);
-    }
-    FlushReceives();
-    TerminatePeer(ND_CANCELED);
-}
-
-void QueuePair::TerminatePeer(HRESULT why) {
-    if (tcp_) {
-        tcp_->Abort(true);  // a Terminate, then the stream is over
-        return;
-    }
-    std::shared_ptr<Connection> conn;
-    {
-        std::lock_guard<QpLock> tx(tx_mu_);
-        conn = conn_;
-    }
-    if (!conn) return;
-    // Once per connection: a peer that sends Terminate after Terminate and
-    // never reads must not fill our socket with answers.
-    if (terminate_sent_.exchange(true)) return;
-    CmMessage m = NewCmMessage(CmType::Terminate);
-    m.status = why;
-    CmSend(conn->cm_fd, m);
+    if (s == State::Connected || s == State::Attached) state_.compare_exchange_strong(s, State::Error);
+    OnPath([](DataPath auto &p) { p.Fail(); });
 }
 
 HRESULT QueuePair::Flush() {
     if (state() == State::Idle)
-        FlushReceives();  // receives posted before connecting (R094, R102)
+        shm_.FlushReceives();  // receives posted before connecting (R094, R102)
     else
         Fail();
     return ND_SUCCESS;
-}
-
-void QueuePair::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
-    AddOpLocked(type, ctx, flags, true, status, 0);
-    if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
 
 HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) {
     uint64_t total = 0;
     HRESULT hr = kit::CheckSend(limits_, sge, nsge, flags, MayPost(), &total);
     if (FAILED(hr)) return hr;
-    bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
-    if (tcp_) return TcpSend(ctx, sge, nsge, flags);
-    std::unique_lock<QpLock> lock(tx_mu_);
-    // Reaping reads what the peer writes as it consumes; a Send needs it only
-    // when the queue or the ring runs short (polling reaps the rest).
-    if (ops_.size() >= idepth_ / 2 || producer_.FreeSlots() < kRingSlots / 4) ReapLocked();
-    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    State s = state();
-    if (s != State::Connected) {
-        PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_CANCELED);
-        EmitLocked();
-        return ND_SUCCESS;
-    }
-    if (!inline_data && !LocalSgesValid(sge, nsge, 0, nullptr, &tx_memo_)) {
-        PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_ACCESS_VIOLATION);
-        EmitLocked();
-        lock.unlock();
-        FlushReceives();
-        TerminatePeer(ND_ACCESS_VIOLATION);
-        return ND_SUCCESS;
-    }
-    if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
-        return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
-                                static_cast<uint32_t>(total), flags, 0, 0);
-    Op &op = AddOpLocked(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, kNotStamped);
-    bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
-    if (backlog_.empty() && !fenced &&
-        TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
-        // NoteProgressLocked, for the one thing that changed: the backlog
-        // was and is empty; this Send is the oldest waiting if none was.
-        if (oldest_in_ring_ms_.load(std::memory_order_relaxed) == 0)
-            oldest_in_ring_ms_.store(kNotStamped, std::memory_order_relaxed);
-        return ND_SUCCESS;
-    }
-    Backlog b;
-    b.op_seq = first_seq_ + ops_.size() - 1;
-    b.length = static_cast<uint32_t>(total);
-    b.flags = flags;
-    if (inline_data || total <= kInlineThreshold) {
-        b.inline_data.resize(total);  // the caller may reuse an inline buffer at once
-        size_t at = 0;
-        for (ULONG i = 0; i < nsge; ++i) {
-            if (sge[i].BufferLength) std::memcpy(b.inline_data.data() + at, sge[i].Buffer, sge[i].BufferLength);
-            at += sge[i].BufferLength;
-        }
-    } else {
-        b.sge.assign(sge, sge + nsge);
-    }
-    backlog_.push_back(std::move(b));
-    NoteProgressLocked();
-    return ND_SUCCESS;
+    return OnPath([&](DataPath auto &p) { return p.PostSend(ctx, sge, nsge, flags, total); });
 }
 
 HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
     if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
     HRESULT hr = kit::CheckReceive(rsge_, kMaxTransferLength, sge, nsge);
     if (FAILED(hr)) return hr;
-    {
-        std::lock_guard<QpLock> lock(rx_mu_);
-        if (!tcp_ && receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
-        State s = state();
-        if (tcp_ || s == State::Error || s == State::Closed) {
-            PostedReceive r;
-            r.Assign(ctx, sge, nsge);
-            if (tcp_) return TcpReceive(r);
-            CompleteReceive(r, ND_CANCELED, 0, false);
-            return ND_SUCCESS;
-        }
-        receives_.emplace_back().Assign(ctx, sge, nsge);  // filled where it is queued
-    }
-    ProgressReceive();  // a Send may be waiting for it
-    return ND_SUCCESS;
-}
-
-bool QueuePair::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_rights, uint64_t *total,
-                               MrMemo *memo) {
-    return engine_->mrs().LocalSgesValid(sge, nsge, need_rights, total, memo);
-}
-
-void QueuePair::WantWakeups(bool on) {
-    engine_wakeups_.store(on, std::memory_order_relaxed);
-    std::lock_guard<QpLock> tx(tx_mu_);
-    SetWakeFlagLocked();
-}
-
-// The peer wakes our progress thread (after it publishes, or consumes what
-// we published) while the flag is up: when a Notify waits (the engine is
-// armed), and while this QP has work only the progress thread will do if
-// the application makes no call: requests waiting for ring space (a large
-// Write on the copy path, the application spinning on memory for the
-// answer) or Read Responses still to send. Raising it for those kicks the
-// progress thread once: the peer may have made room before it saw the flag.
-void QueuePair::SetWakeFlagLocked() {
-    if (!conn_ || !conn_->channel) return;  // over TCP the socket wakes the progress thread
-    const bool waiting = !backlog_.empty() || responding_.load(std::memory_order_relaxed);
-    const uint32_t want = engine_wakeups_.load(std::memory_order_relaxed) || waiting ? 1 : 0;
-    std::atomic<uint32_t> &flag = conn_->channel->header()->wake_wanted[conn_->side];
-    if (flag.load(std::memory_order_relaxed) == want) return;
-    flag.store(want, std::memory_order_seq_cst);
-    if (want && waiting) engine_->Kick();
-}
-
-bool QueuePair::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need) {
-    return engine_->mrs().CheckRemote(FromWireToken(wire_token), address, length, need, id_) == RemoteCheck::Ok;
+    // Before the connection: queued on the shared-memory path, which hands
+    // it on if the connection turns out to run over TCP.
+    if (state() == State::Idle) return shm_.PostReceive(ctx, sge, nsge);
+    return OnPath([&](DataPath auto &p) { return p.PostReceive(ctx, sge, nsge); });
 }
 
 void QueuePair::Quiesce(uint64_t until_ms) {
-    if (state() == State::Idle) return;
-    if (tcp_) {
-        tcp_->Quiesce();
-        return;
-    }
-    // Our own placements run under rx_mu_ (receives, Read Responses through
-    // the ring) or tx_mu_ (a Read copied in at post time); one at a time.
-    // (Never run under a queue pair's lock: a region's last reference is
-    // dropped outside them, see MemoryWindow::Invalidate.)
-    { std::lock_guard<QpLock> lock(rx_mu_); }
-    { std::lock_guard<QpLock> lock(tx_mu_); }
-    if (conn_->channel) DrainPeerCopies(until_ms);
-}
-
-// The peer's cross-memory copies into our memory: bounded, in case the peer
-// is stopped between its check and its copy, or holds the counter up on
-// purpose. Past the bound the connection ends: `closed` tells the peer (it
-// checks it after announcing a copy), and no barrier waits for it again, so
-// a peer cannot make every Deregister take kQuiesceLimitMs. A peer that
-// said it cannot reach us (no kCmFlagCanAccessPeer) copies nothing into
-// us: its counter is not waited for.
-void QueuePair::DrainPeerCopies(uint64_t until) {
-    if (peer_stalled_.load(std::memory_order_acquire) || !conn_->peer_can_access_us) return;
-    ChannelHeader *h = conn_->channel->header();
-    std::atomic<uint32_t> &busy = h->remote_access[1 - conn_->side];
-    // First a read-modify-write (see RemoteAccess: it orders our table change
-    // before the peer's check), then plain loads until the copies drain.
-    for (uint32_t n = busy.fetch_add(0, std::memory_order_seq_cst); n != 0; n = busy.load(std::memory_order_acquire)) {
-        if (conn_->peer_pid > 0 && kill(conn_->peer_pid, 0) != 0 && errno == ESRCH) return;  // gone: copies nothing
-        if (NowMs() > until) {
-            OPENND_LOG(Warn, "ndsoft: the peer (process %d) is still copying into our memory past the barrier's %u ms; "
-                            "ending the connection", conn_->peer_pid, kQuiesceLimitMs);
-            h->closed[conn_->side].store(1, std::memory_order_seq_cst);
-            peer_stalled_.store(true, std::memory_order_release);
-            engine_->MarkStalledPeer(conn_->peer_pid);  // and it is not waited for again on a new one
-            engine_->Kick();  // its pass ends the connection (Progress)
-            return;
-        }
-        std::this_thread::yield();
-    }
+    if (state() != State::Idle) OnPath([until_ms](DataPath auto &p) { p.Quiesce(until_ms); });
 }
 
 bool QueuePair::NotifyArmed() { return rcq_->Armed() || icq_->Armed() || (srq_ && srq_->Armed()); }

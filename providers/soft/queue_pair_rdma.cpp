@@ -1,121 +1,24 @@
-// One-sided operations: RDMA Read and Write move data directly between the
-// two processes' registered buffers with cross-memory attach, after checking
-// the token, range and rights against the target's memory-region table. The
-// target's CPU is not involved. Memory-window Bind and Invalidate.
-#include <sys/uio.h>
-
-#include <cerrno>
-
-#include "cma_move.h"
-#include "opennd/log.h"
-#include "soft_clock.h"
-#include "soft_limits.h"
+// One-sided requests and memory windows: the queue pair's checks, then the
+// data path's posting (ShmPath, TcpPath). Bind and Invalidate are done at
+// post time, in order with the path's other requests.
 #include "memory_objects.h"
 #include "queue_pair.h"
+#include "soft_limits.h"
 
 namespace soft {
-// Queues the completion of a request done at post time; a failure ends the
-// connection (R090): receives flush and the peer is told.
-HRESULT QueuePair::FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
-                                  HRESULT status, bool was_connected) {
-    if (tcp_) {
-        lock.unlock();
-        tcp_->Local(type, ctx, flags, status);  // in order with the stream's requests
-        return ND_SUCCESS;
-    }
-    PushOpLocked(type, ctx, flags, status);
-    EmitLocked();
-    lock.unlock();
-    if (was_connected && FAILED(status)) {
-        FlushReceives();
-        TerminatePeer(status);
-    }
-    return ND_SUCCESS;
-}
-
-// Checks and performs one Read or Write; returns its completion status.
-HRESULT QueuePair::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write,
-                                ULONG flags) {
-    uint64_t total = 0;
-    bool inline_src = write && (flags & ND_OP_FLAG_INLINE);
-    if (inline_src) {
-        for (ULONG i = 0; i < nsge; ++i) total += sge[i].BufferLength;
-    } else if (!LocalSgesValid(sge, nsge, write ? 0 : (kRightLocalWrite | kRightReadSink), &total, &tx_memo_)) {
-        return ND_ACCESS_VIOLATION;
-    }
-    if (total == 0) return ND_SUCCESS;
-    // Announced before the check, withdrawn after the copy: a Deregister at
-    // the peer either removed the token before our check or waits for us.
-    // (Both sides touch the counter with read-modify-writes: if its RMW came
-    // first, ours reads from it and its table change happens before our check.)
-    // The peer's queue pair gone (it drains us, then raises the flag: if it
-    // read the counter before our announcement, we see the flag): nothing of
-    // its memory may be touched any more.
-    ChannelHeader *h = conn_->channel->header();
-    std::atomic<uint32_t> &busy = h->remote_access[conn_->side];
-    busy.fetch_add(1, std::memory_order_seq_cst);
-    struct Done {
-        std::atomic<uint32_t> &b;
-        ~Done() { b.fetch_sub(1, std::memory_order_release); }
-    } done{busy};
-    if (h->closed[1 - conn_->side].load(std::memory_order_seq_cst)) return ND_CANCELED;
-    if (conn_->peer_mrs().CheckRemote(FromWireToken(rtoken), raddr, total, write ? kRightRemoteWrite : kRightRemoteRead,
-                                      conn_->peer_qp_id) != RemoteCheck::Ok)
-        return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors are access violations
-    iovec local[kMaxSge * 4 + 1], remote[2];
-    int nl = 0;
-    for (ULONG i = 0; i < nsge && nl < static_cast<int>(kMaxSge * 4); ++i)
-        if (sge[i].BufferLength) local[nl++] = iovec{sge[i].Buffer, sge[i].BufferLength};
-    int err;
-    if (write) {
-        // Data lands in address order with the last byte last (applications
-        // spin on it): everything but the last byte, then the last byte.
-        int nr = 0;
-        if (total > 1) remote[nr++] = iovec{reinterpret_cast<void *>(raddr), total - 1};
-        remote[nr++] = iovec{reinterpret_cast<void *>(raddr + total - 1), 1};
-        err = MoveAll(conn_->peer_pid, local, nl, remote, nr, true);
-    } else {
-        remote[0] = iovec{reinterpret_cast<void *>(raddr), total};
-        err = MoveAll(conn_->peer_pid, local, nl, remote, 1, false);
-    }
-    if (err == 0) return ND_SUCCESS;
-    if (err == EPERM) OPENND_LOG(Warn, "ndsoft: cross-memory attach to process %d is not permitted", conn_->peer_pid);
-    if (err == ESRCH) return ND_CANCELED;  // the peer is gone
-    return ND_ACCESS_VIOLATION;
-}
 
 HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
     uint64_t total = 0;
     HRESULT hr = opennd::kit::CheckOneSided(limits_, false, sge, nsge, flags, MayPost(), &total);
     if (FAILED(hr)) return hr;
-    if (tcp_) return TcpOneSided(false, ctx, sge, nsge, total, raddr, rtoken, flags);
-    std::unique_lock<QpLock> lock(tx_mu_);
-    ReapLocked();
-    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    if (state() == State::Connected && !conn_->can_access_peer &&
-        LocalSgesValid(sge, nsge, kRightLocalWrite | kRightReadSink, &total) && total > 0 && total <= kMaxTransferLength)
-        return PostStreamLocked(Stream::ReadRequest, Nd2RequestTypeRead, ctx, sge, nsge, static_cast<uint32_t>(total),
-                                flags, raddr, rtoken);
-    bool was_connected = state() == State::Connected;
-    HRESULT status = was_connected ? RemoteAccess(sge, nsge, raddr, rtoken, false, flags) : ND_CANCELED;
-    return FinishOneSided(lock, Nd2RequestTypeRead, ctx, flags, status, was_connected);
+    return OnPath([&](DataPath auto &p) { return p.PostRead(ctx, sge, nsge, total, raddr, rtoken, flags); });
 }
 
 HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
     uint64_t total = 0;
     HRESULT hr = opennd::kit::CheckOneSided(limits_, true, sge, nsge, flags, MayPost(), &total);
     if (FAILED(hr)) return hr;
-    if (tcp_) return TcpOneSided(true, ctx, sge, nsge, total, raddr, rtoken, flags);
-    std::unique_lock<QpLock> lock(tx_mu_);
-    ReapLocked();
-    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    if (state() == State::Connected && !conn_->can_access_peer && total > 0 &&
-        ((flags & ND_OP_FLAG_INLINE) || LocalSgesValid(sge, nsge, 0, nullptr)))
-        return PostStreamLocked(Stream::WriteFragments, Nd2RequestTypeWrite, ctx, sge, nsge,
-                                static_cast<uint32_t>(total), flags, raddr, rtoken);
-    bool was_connected = state() == State::Connected;
-    HRESULT status = was_connected ? RemoteAccess(sge, nsge, raddr, rtoken, true, flags) : ND_CANCELED;
-    return FinishOneSided(lock, Nd2RequestTypeWrite, ctx, flags, status, was_connected);
+    return OnPath([&](DataPath auto &p) { return p.PostWrite(ctx, sge, nsge, total, raddr, rtoken, flags); });
 }
 
 HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, const VOID *buffer, SIZE_T size,
@@ -130,18 +33,12 @@ HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, c
     if (!mr->Current(&region)) return ND_ACCESS_VIOLATION;
     if (!region.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
     if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !region.LocalWrite()) return ND_ACCESS_VIOLATION;  // R105
-    std::unique_lock<QpLock> lock(tx_mu_);
-    ReapLocked();
-    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    HRESULT status = ND_CANCELED;
-    bool was_connected = state() == State::Connected;
-    if (was_connected) {
-        uint32_t rights = 0;
-        if (flags & ND_OP_FLAG_ALLOW_READ) rights |= kRightRemoteRead;
-        if (flags & ND_OP_FLAG_ALLOW_WRITE) rights |= kRightRemoteWrite;
-        status = mw->Bind(mr, reinterpret_cast<uint64_t>(buffer), size, rights, id_);
-    }
-    return FinishOneSided(lock, Nd2RequestTypeBind, ctx, flags, status, was_connected);
+    uint32_t rights = 0;
+    if (flags & ND_OP_FLAG_ALLOW_READ) rights |= kRightRemoteRead;
+    if (flags & ND_OP_FLAG_ALLOW_WRITE) rights |= kRightRemoteWrite;
+    auto bind = [&] { return mw->Bind(mr, reinterpret_cast<uint64_t>(buffer), size, rights, id_); };
+    return OnPath(
+        [&](DataPath auto &p) { return p.PostLocal(Nd2RequestTypeBind, ctx, flags, false, LocalOp::Of(bind)); });
 }
 
 HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
@@ -150,30 +47,13 @@ HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
     if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
     if (!MayPost()) return ND_CONNECTION_INVALID;
     // The window's region, if this was its last reference, goes after the
-    // lock (declared first): releasing a region runs the Deregister
-    // barrier, which takes every queue pair's locks.
+    // path's locks are let go (declared first): releasing a region runs the
+    // Deregister barrier, which takes every queue pair's locks.
     opennd::kit::ComPtr<MemoryRegion> unbound;
-    // Transfers through the window that are under way end before the
-    // Invalidate completes (R106): the ring's placements run under rx_mu_
-    // (held from before the window goes, so none is half done after), the
-    // peer's cross-memory copies are drained, a TCP stream's placements are
-    // passed (each piece is checked under its lock).
-    std::unique_lock<QpLock> rx(rx_mu_, std::defer_lock);
-    if (!tcp_) rx.lock();
-    std::unique_lock<QpLock> lock(tx_mu_);
-    ReapLocked();
-    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    HRESULT status = ND_CANCELED;
-    bool was_connected = state() == State::Connected;
-    if (was_connected) status = mw->Invalidate(&unbound) ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST;  // R107
-    if (status == ND_SUCCESS && !tcp_ && conn_->channel) DrainPeerCopies(NowMs() + kQuiesceLimitMs);
-    if (rx.owns_lock()) rx.unlock();  // a failure's flush takes it
-    if (status == ND_SUCCESS && tcp_) {
-        lock.unlock();
-        tcp_->Quiesce();
-        lock.lock();
-    }
-    return FinishOneSided(lock, Nd2RequestTypeInvalidate, ctx, flags, status, was_connected);
+    auto invalidate = [&] { return mw->Invalidate(&unbound) ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST; };  // R107
+    return OnPath([&](DataPath auto &p) {
+        return p.PostLocal(Nd2RequestTypeInvalidate, ctx, flags, true, LocalOp::Of(invalidate));
+    });
 }
 
 }  // namespace soft

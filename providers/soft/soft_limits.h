@@ -39,7 +39,7 @@ constexpr ULONG kSendTimeoutMs = 3000;  // a Send nobody receives fails with ND_
 constexpr ULONG kSrqSendTimeoutMs = 60000;  // ... when the peer's QP says it uses an SRQ (R048)
 constexpr ULONG kReadAnswerTimeoutMs = 15000;  // a ring-path Read the peer took and stopped answering
 constexpr uint32_t kQuiesceLimitMs = 5000;  // Deregister's longest wait for a stopped peer's copy
-// A Send this large is copied from both ends (PushRequest, queue_pair_push.cpp);
+// A Send this large is copied from both ends (PushRequest, shm_path_push.cpp);
 // below it asking costs the receiver more than half a copy saves.
 constexpr uint64_t kPushMin = 256 * 1024;
 // Accepted connections that have not sent their request yet, per listener

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "data_path.h"
 #include "iwarp/engine.h"
 #include "ndspi.h"
 #include "posted_receive.h"
@@ -38,19 +39,9 @@
 
 namespace soft {
 
-class Engine;
-class SharedReceiveQueue;
-
 class TcpPath final : public iwarp::Placement {
 public:
-    struct Env {
-        Engine *engine;  // the adapter's: its memory-region table
-        uint64_t qp_id;
-        void *qp_context;
-        opennd::kit::CompletionQueue *rcq, *icq;
-        SharedReceiveQueue *srq;
-        size_t initiator_depth;  // the QP's: silent operations are confirmed before they fill it
-    };
+    using Env = PathEnv;
     enum class Event { None, Established, Closed };
 
     // Takes no ownership of fd (the connection's TcpLink owns it). `held`:
@@ -60,7 +51,21 @@ public:
             uint32_t hold_ms = 0);
     ~TcpPath() override;
 
-    // Posting. Arguments and local SGEs are checked by the caller.
+    // Posting (DataPath; tcp_path_post.cpp): the queue's room and the local
+    // SGEs are checked here, in order with the stream's requests.
+    HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total);
+    HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                     ULONG flags);
+    HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                      ULONG flags);
+    HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
+    HRESULT PostLocal(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool invalidate, LocalOp op);
+    void KickReceive() { Progress(true); }
+    void Quiesce(uint64_t) { Quiesce(); }
+    void Close() { Abort(false); }
+    void Fail() { Abort(true); }  // a Terminate, then the stream is over
+
+    // The engine's requests. Arguments and local SGEs are checked by the caller.
     // `copy`: the data is inline (the caller may reuse its buffers at once).
     void Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy);
     void Write(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t raddr, uint32_t stag, ULONG flags, bool copy);

@@ -50,7 +50,7 @@ bool Pull(pid_t pid, const iovec *local, int nl, const iovec *remote, int nr, ui
 
 }  // namespace
 
-bool QueuePair::PullSend(const iovec *local, int nl, const iovec *remote, int nr, uint64_t length, uint64_t pos) {
+bool ShmPath::PullSend(const iovec *local, int nl, const iovec *remote, int nr, uint64_t length, uint64_t pos) {
     const pid_t pid = conn_->peer_pid;
     // The sender writes into us: it must be able to reach us, as we it.
     const bool ask = length >= kPushMin && PushEnabled() && conn_->can_access_peer && conn_->peer_can_access_us &&
@@ -90,7 +90,7 @@ bool QueuePair::PullSend(const iovec *local, int nl, const iovec *remote, int nr
     return Pull(pid, local, nl, remote, nr, first, length) && ok;  // it could not: the rest is ours
 }
 
-void QueuePair::ServePushRequest() {
+void ShmPath::ServePushRequest() {
     State s = state();
     if (s != State::Attached && s != State::Connected) return;
     // conn_ is set before the state leaves Idle (release/acquire on state_).

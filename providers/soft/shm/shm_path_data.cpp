@@ -1,4 +1,4 @@
-// Queue pair data path: Sends through the channel ring, their completions,
+// The shared-memory path: Sends through the channel ring, their completions,
 // the receive side, and failure handling.
 #include <sys/uio.h>
 
@@ -11,7 +11,7 @@
 #include "soft_clock.h"
 #include "soft_limits.h"
 #include "queue_pair.h"
-#include "queue_pair_inline.h"
+#include "shm_path_inline.h"
 #include "srq.h"
 
 namespace soft {
@@ -19,7 +19,7 @@ namespace soft {
 // ---------------------------------------------------------------- sending
 
 // Sends the peer has consumed complete with the status it wrote.
-HRESULT QueuePair::ReapConsumedLocked() {
+HRESULT ShmPath::ReapConsumedLocked() {
     if (!conn_ || !conn_->channel) return ND_SUCCESS;  // nothing in a ring (TCP: TcpPath)
     uint64_t consumed = producer_.ConsumedUpTo();
     // The peer writes that position: one outside what we reaped and what we
@@ -60,7 +60,7 @@ HRESULT QueuePair::ReapConsumedLocked() {
     return failed;
 }
 
-void QueuePair::ReapLocked() {
+void ShmPath::ReapLocked() {
     if (!conn_ || !conn_->channel) return;
     HRESULT failed = ReapConsumedLocked();
     if (SUCCEEDED(failed)) EmitLocked();  // what is done leaves first: the scan below starts at the oldest still out
@@ -90,7 +90,7 @@ void QueuePair::ReapLocked() {
     EmitLocked();
 }
 
-void QueuePair::EmitLocked() {
+void ShmPath::EmitLocked() {
     while (!ops_.empty() && ops_.front().done) {
         const Op &op = ops_.front();
         if (FAILED(op.status) || !(op.flags & ND_OP_FLAG_SILENT_SUCCESS)) {
@@ -105,7 +105,7 @@ void QueuePair::EmitLocked() {
     }
 }
 
-void QueuePair::FailLocked(HRESULT) {
+void ShmPath::FailLocked(HRESULT) {
     State s = state();
     if (s == State::Connected || s == State::Attached) state_.store(State::Error);
     ReapConsumedLocked();  // what the peer already took keeps its real status
@@ -129,7 +129,7 @@ void QueuePair::FailLocked(HRESULT) {
     NoteProgressLocked();
 }
 
-void QueuePair::ProgressSend(bool polling) {
+void ShmPath::ProgressSend(bool polling) {
     bool responding = responding_.load(std::memory_order_relaxed);
     if (ops_count_.load(std::memory_order_relaxed) == 0 && !responding) return;  // nothing to do: no lock
     if (!responding && state() == State::Connected && !backlogged_.load(std::memory_order_relaxed)) {
@@ -177,7 +177,7 @@ void QueuePair::ProgressSend(bool polling) {
     send_gate_.Run([this] { ProgressSendPass(); });
 }
 
-void QueuePair::ProgressSendPass() {
+void ShmPath::ProgressSendPass() {
     std::unique_lock<QpLock> lock(tx_mu_);
     if (!conn_) return;
     bool was_connected = state() == State::Connected;
@@ -211,7 +211,7 @@ void QueuePair::ProgressSendPass() {
 }
 
 // Records what ProgressSend's lock-free check compares against.
-void QueuePair::NoteProgressLocked() {
+void ShmPath::NoteProgressLocked() {
     if (!conn_) return;
     backlogged_.store(!backlog_.empty(), std::memory_order_relaxed);
     SetWakeFlagLocked();
@@ -226,12 +226,8 @@ void QueuePair::NoteProgressLocked() {
     oldest_limit_ms_.store(limit, std::memory_order_relaxed);
 }
 
-void QueuePair::Progress(bool from_engine) {
-    if (peer_stalled_.load(std::memory_order_relaxed) && !stall_handled_.exchange(true)) Fail();  // DrainPeerCopies
-    if (state() != State::Idle && tcp_) {  // tcp_ is set before the state leaves Idle
-        tcp_->Progress(from_engine);
-        return;
-    }
+void ShmPath::Progress(bool from_engine) {
+    if (peer_stalled_.load(std::memory_order_relaxed) && !stall_handled_.exchange(true)) qp_.Fail();  // DrainPeerCopies
     ProgressReceive(!from_engine);
     // A peer's request to push part of one of our large Sends: only while a
     // Send is out (one load otherwise).
@@ -241,7 +237,7 @@ void QueuePair::Progress(bool from_engine) {
 
 // -------------------------------------------------------------- receiving
 
-bool QueuePair::TakeReceive(PostedReceive *r) {
+bool ShmPath::TakeReceive(PostedReceive *r) {
     const PostedReceive *next = NextReceive(r);
     if (!next) return false;
     if (next != r) *r = *next;
@@ -249,23 +245,23 @@ bool QueuePair::TakeReceive(PostedReceive *r) {
     return true;
 }
 
-const PostedReceive *QueuePair::NextReceive(PostedReceive *spare) {
+const PostedReceive *ShmPath::NextReceive(PostedReceive *spare) {
     if (srq_) return srq_->Take(spare) ? spare : nullptr;
     return receives_.empty() ? nullptr : &receives_.front();
 }
 
-void QueuePair::DoneWithReceive() {
+void ShmPath::DoneWithReceive() {
     if (!srq_) receives_.pop_front();
 }
 
-void QueuePair::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited) {
+void ShmPath::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited) {
     ND2_RESULT res{status, bytes, context_, r.context, Nd2RequestTypeReceive};
     rcq_->Push(res, solicited);
 }
 
 // Moves one message into a receive: the status of the receive, and
 // *for_sender the status the sender's Send completes with.
-HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes,
+HRESULT ShmPath::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes,
                            int32_t *for_sender) {
     uint64_t room = 0;
     *bytes = 0;
@@ -314,7 +310,7 @@ HRESULT QueuePair::Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceiv
     return ND_REMOTE_ERROR;
 }
 
-void QueuePair::ProgressReceive(bool polling) {
+void ShmPath::ProgressReceive(bool polling) {
     State s = state();
     if (s != State::Attached && s != State::Connected) return;
     // conn_ is set before the state leaves Idle (release/acquire on state_).
@@ -336,7 +332,7 @@ void QueuePair::ProgressReceive(bool polling) {
     });
 }
 
-void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
+void ShmPath::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
     bool failed = false, more = false;
     MsgInfo info;
     PostedReceive spare;  // one taken from the SRQ
@@ -397,13 +393,13 @@ void QueuePair::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
     }
     rx_pos_.store(consumer_.position(), std::memory_order_relaxed);
     lock.unlock();
-    if (failed) Fail();
+    if (failed) qp_.Fail();
     // What is left is published: the peer will not wake us for it again.
     // The progress thread's next loop polls every queue pair.
     if (more) engine_->Kick();
 }
 
-void QueuePair::FlushReceives() {
+void ShmPath::FlushReceives() {
     std::lock_guard<QpLock> lock(rx_mu_);
     if (reassembly_.active) {  // a message cut short: its receive is flushed
         CompleteReceive(reassembly_.receive, ND_CANCELED, 0, false);

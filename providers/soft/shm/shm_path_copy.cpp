@@ -10,7 +10,7 @@
 
 #include "memory_objects.h"
 #include "queue_pair.h"
-#include "queue_pair_inline.h"
+#include "shm_path_inline.h"
 #include "soft_clock.h"
 #include "soft_limits.h"
 
@@ -56,7 +56,7 @@ void Scatter(const ND2_SGE *sge, size_t nsge, uint32_t offset, const char *in, u
 
 }  // namespace
 
-HRESULT QueuePair::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
+HRESULT ShmPath::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
                                     uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken) {
     AddOpLocked(type, ctx, flags, false, ND_PENDING, NowMs());
     Backlog b;
@@ -85,7 +85,7 @@ HRESULT QueuePair::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ct
     return ND_SUCCESS;
 }
 
-bool QueuePair::ReadPendingBeforeLocked(uint64_t seq) const {
+bool ShmPath::ReadPendingBeforeLocked(uint64_t seq) const {
     for (uint64_t s = first_seq_; s < seq && s - first_seq_ < ops_.size(); ++s) {
         const Op &op = ops_[s - first_seq_];
         if (op.type == Nd2RequestTypeRead && !op.done) return true;
@@ -93,7 +93,7 @@ bool QueuePair::ReadPendingBeforeLocked(uint64_t seq) const {
     return false;
 }
 
-bool QueuePair::PumpStreamLocked(Backlog &b, Op &op) {
+bool ShmPath::PumpStreamLocked(Backlog &b, Op &op) {
     // READ_FENCE: nothing of this request goes out before earlier Reads are done (R099).
     if ((b.flags & ND_OP_FLAG_READ_FENCE) && b.published == 0 && ReadPendingBeforeLocked(b.op_seq)) return false;
     bool one_sided = b.stream != Stream::SendFragments;
@@ -154,7 +154,7 @@ bool QueuePair::PumpStreamLocked(Backlog &b, Op &op) {
     return b.published >= b.length;
 }
 
-void QueuePair::PumpResponsesLocked() {
+void ShmPath::PumpResponsesLocked() {
     while (!responses_.empty()) {
         ResponseJob &job = responses_.front();
         do {
@@ -191,7 +191,7 @@ void QueuePair::PumpResponsesLocked() {
     conn_->WakePeer();
 }
 
-bool QueuePair::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_sender, bool *fatal,
+bool ShmPath::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_sender, bool *fatal,
                                   ReceiveDone *done) {
     const char *payload = Channel::Payload(m);
     uint32_t capacity = info.slots * kSlotSize - sizeof(MsgHeader);

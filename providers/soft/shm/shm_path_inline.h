@@ -1,17 +1,17 @@
-// The queue pair's per-message steps that Send inlines (each a few dozen
+// The shared-memory path's per-message steps that Send inlines (each a few dozen
 // instructions whose call and return were a tenth of a Send): defined here
 // for every file that uses them, so they inline with or without link-time
-// optimisation. Included by queue_pair*.cpp only.
+// optimisation. Included by shm_path*.cpp only.
 #pragma once
 
 #include <cstring>
 
-#include "queue_pair.h"
+#include "shm_path.h"
 #include "soft_limits.h"
 
 namespace soft {
 
-inline QueuePair::Op &QueuePair::AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status,
+inline ShmPath::Op &ShmPath::AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool done, HRESULT status,
                                              uint64_t posted_ms) {
     Op &op = ops_.emplace_back();
     op.Reset(type, ctx, flags, done, status, posted_ms);
@@ -21,7 +21,7 @@ inline QueuePair::Op &QueuePair::AddOpLocked(ND2_REQUEST_TYPE type, void *ctx, U
     return op;
 }
 
-inline bool QueuePair::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *data,
+inline bool ShmPath::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge, const char *data,
                                             uint32_t length, ULONG flags) {
     bool by_copy = data != nullptr || length <= kInlineThreshold || (flags & ND_OP_FLAG_INLINE);
     uint32_t payload = by_copy ? length : 0;
