@@ -303,10 +303,8 @@ TEST(TwoProcessNotify, ArmedBeforeConnectIsWokenByTheFirstSend) {
     ASSERT_EQ(ep.cq->Notify(ND_CQ_NOTIFY_ANY, &ov), ND_PENDING);  // armed before the connection exists
     // ... and before the queue pair exists: the progress thread is already
     // armed when the QP appears, so nothing "changes" for it to notice.
-    ep.qp->Release();
-    ep.qp = nullptr;
-    ASSERT_EQ(ep.adapter->CreateQueuePair(IID_IND2QueuePair, ep.cq, ep.cq, nullptr, 8, 8, 1, 1, 0,
-                                          reinterpret_cast<void **>(&ep.qp)),
+    ep.qp.reset();
+    ASSERT_EQ(ep.adapter->CreateQueuePair(IID_IND2QueuePair, ep.cq, ep.cq, nullptr, 8, 8, 1, 1, 0, ep.qp.put_void()),
               ND_SUCCESS);
     ND2_SGE rs = in.Sge();
     ASSERT_EQ(ep.qp->Receive(nullptr, &rs, 1), ND_SUCCESS);

@@ -1,122 +1,98 @@
 // Test and tool support: one ND endpoint (adapter, overlapped file, CQ, QP,
 // connector) with bounded waits, so a two-process test reads like the ND
-// sample programs without hanging when something goes wrong.
+// sample programs without hanging when something goes wrong. Setup and
+// teardown are opennd::client's; this adds the tests' vocabulary (an
+// error string for gtest, Next polling).
 #pragma once
 
-#include <time.h>
-
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/connection.h"
+#include "common/node.h"
+#include "common/region.h"
 #include "ndsupport.h"
 #include "opennd/ip_address.h"
 
 namespace nd_session {
 
-inline uint64_t NowMs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
-}
+using opennd::client::NowMs;
 
-inline std::string Status(HRESULT hr) {
-    char buf[32];
-    return OpenNdStatusText(hr, buf, sizeof buf);
-}
+inline std::string Status(HRESULT hr) { return opennd::client::StatusText(hr); }
 
-struct Endpoint {
-    IND2Adapter *adapter = nullptr;
-    HANDLE file = nullptr;
-    IND2CompletionQueue *cq = nullptr;
-    IND2QueuePair *qp = nullptr;
-    IND2Connector *connector = nullptr;
-    IND2Listener *listener = nullptr;
-    bool owns_file = true;
+// What an endpoint shares with those opened on it (OpenOn). A base class
+// so that it outlives the connection's objects.
+struct Shared {
+    std::shared_ptr<opennd::client::Node> node;
+    std::shared_ptr<opennd::client::Listener> listening;
+};
+
+struct Endpoint : Shared, opennd::client::Connection {
+    IND2Adapter *adapter = nullptr;    // node's
+    HANDLE file = nullptr;             // node's
+    IND2Listener *listener = nullptr;  // listening's
     std::string error;
 
-    ~Endpoint() {
-        if (connector) connector->Release();
-        if (listener) listener->Release();
-        if (qp) qp->Release();
-        if (cq) cq->Release();
-        if (adapter) adapter->Release();
-        if (file && owns_file) CloseHandle(file);
-    }
-    bool Fail(const std::string &what, HRESULT hr) {
-        error = what + ": " + Status(hr);
+    bool Fail(const opennd::client::Status &s) {
+        error = s.message();
         return false;
     }
+    bool Fail(const std::string &what, HRESULT hr) { return Fail(opennd::client::Status(hr, what)); }
 
     // Opens the adapter serving `local` and creates a CQ and a QP.
     bool Open(const opennd::net::IpAddress &local, ULONG depth = 64, ULONG sges = 4, ULONG inline_size = 0) {
-        HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter));
-        if (FAILED(hr)) return Fail("NdOpenAdapter", hr);
-        if (FAILED(hr = adapter->CreateOverlappedFile(&file))) return Fail("CreateOverlappedFile", hr);
+        auto n = std::make_shared<opennd::client::Node>();
+        if (auto s = n->Open(local); !s) return Fail(s);
+        node = std::move(n);
+        adapter = node->adapter;
+        file = node->file;
         return CreateObjects(depth, sges, inline_size);
     }
     // Another connection on the same adapter (and overlapped file) as
     // `parent`, with its own CQ and QP: a listener hands requests only to
     // connectors of its own adapter.
     bool OpenOn(const Endpoint &parent, ULONG depth = 64, ULONG sges = 4, ULONG inline_size = 0) {
+        node = parent.node;
         adapter = parent.adapter;
-        adapter->AddRef();
         file = parent.file;
-        owns_file = false;
+        listening = parent.listening;
         listener = parent.listener;
-        if (listener) listener->AddRef();
         return CreateObjects(depth, sges, inline_size);
     }
     bool CreateObjects(ULONG depth, ULONG sges, ULONG inline_size) {
-        HRESULT hr = adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, depth * 2, 0, 0,
-                                            reinterpret_cast<void **>(&cq));
-        if (FAILED(hr)) return Fail("CreateCompletionQueue", hr);
-        hr = adapter->CreateQueuePair(IID_IND2QueuePair, cq, cq, this, depth, depth, sges, sges, inline_size,
-                                      reinterpret_cast<void **>(&qp));
-        if (FAILED(hr)) return Fail("CreateQueuePair", hr);
-        hr = adapter->CreateConnector(IID_IND2Connector, file, reinterpret_cast<void **>(&connector));
-        if (FAILED(hr)) return Fail("CreateConnector", hr);
+        opennd::client::QueueShape shape{depth * 2, depth, depth, sges, sges, inline_size, this};
+        if (auto s = opennd::client::Connection::Open(adapter, file, shape); !s) return Fail(s);
         return true;
     }
 
-    // Waits for an overlapped request of `obj` to finish (bounded).
+    // Waits for an overlapped request of `obj` to finish (bounded); past
+    // the bound the request is cancelled and ND_IO_TIMEOUT returned.
     HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, uint64_t timeout_ms = 10000) {
-        if (hr != ND_PENDING) return hr;
-        uint64_t deadline = NowMs() + timeout_ms;
-        while ((hr = obj->GetOverlappedResult(ov, FALSE)) == ND_PENDING)
-            if (NowMs() > deadline) return ND_IO_TIMEOUT;
-        return hr;
+        return opennd::client::Await(obj, *ov, hr, opennd::client::Deadline::After(timeout_ms), "").hr();
     }
 
     // Passive side: listen on `local` (port 0 picks one) and return the port.
     bool Listen(const opennd::net::IpAddress &local, uint16_t *port) {
-        HRESULT hr = adapter->CreateListener(IID_IND2Listener, file, reinterpret_cast<void **>(&listener));
-        if (FAILED(hr)) return Fail("CreateListener", hr);
-        if (FAILED(hr = listener->Bind(local.sa(), local.length()))) return Fail("Listener::Bind", hr);
-        if (FAILED(hr = listener->Listen(0))) return Fail("Listen", hr);
-        opennd::net::IpAddress bound;
-        ULONG len = sizeof bound.storage;
-        if (FAILED(hr = listener->GetLocalAddress(bound.sa(), &len))) return Fail("GetLocalAddress", hr);
-        *port = opennd::net::Port(bound.sa());
+        auto l = std::make_shared<opennd::client::Listener>();
+        if (auto s = l->Listen(adapter, file, local, 0); !s) return Fail(s);
+        *port = l->port();
+        listener = l->get();
+        listening = std::move(l);
         return true;
     }
     bool Accept(const void *pd = nullptr, ULONG pd_len = 0, ULONG inbound = 8, ULONG outbound = 8) {
-        OVERLAPPED ov{};
-        HRESULT hr = Wait(listener, &ov, listener->GetConnectionRequest(connector, &ov));
-        if (FAILED(hr)) return Fail("GetConnectionRequest", hr);
-        hr = Wait(connector, &ov, connector->Accept(qp, inbound, outbound, pd, pd_len, &ov));
-        if (FAILED(hr)) return Fail("Accept", hr);
+        auto d = opennd::client::Deadline::After(10000);
+        if (auto s = listening->GetConnectionRequest(connector, d); !s) return Fail(s);
+        if (auto s = opennd::client::Connection::Accept({pd, pd_len, inbound, outbound}, d); !s) return Fail(s);
         return true;
     }
     bool Connect(const opennd::net::IpAddress &dest, const void *pd = nullptr, ULONG pd_len = 0, ULONG inbound = 8,
                  ULONG outbound = 8) {
-        OVERLAPPED ov{};
-        HRESULT hr = Wait(connector, &ov,
-                          connector->Connect(qp, dest.sa(), dest.length(), inbound, outbound, pd, pd_len, &ov));
-        if (FAILED(hr)) return Fail("Connect", hr);
-        hr = Wait(connector, &ov, connector->CompleteConnect(&ov));
-        if (FAILED(hr)) return Fail("CompleteConnect", hr);
-        return true;
+        auto s = opennd::client::Connection::Connect(dest, {pd, pd_len, inbound, outbound},
+                                                     opennd::client::Deadline::After(10000));
+        return s ? true : Fail(s);
     }
 
     // Polls the CQ for one completion (bounded). Status ND_IO_TIMEOUT and
@@ -138,19 +114,12 @@ struct Endpoint {
 // A registered buffer.
 struct Buffer {
     std::vector<char> bytes;
-    IND2MemoryRegion *mr = nullptr;
+    opennd::client::Region mr;
     explicit Buffer(size_t n) : bytes(n) {}
-    ~Buffer() {
-        if (mr) mr->Release();
-    }
-    bool Register(Endpoint &ep, ULONG flags = ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ |
-                                              ND_MR_FLAG_ALLOW_REMOTE_WRITE) {
-        HRESULT hr = ep.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, ep.file, reinterpret_cast<void **>(&mr));
-        if (FAILED(hr)) return ep.Fail("CreateMemoryRegion", hr);
-        OVERLAPPED ov{};
-        hr = ep.Wait(mr, &ov, mr->Register(bytes.data(), bytes.size(), flags, &ov));
-        if (FAILED(hr)) return ep.Fail("Register", hr);
-        return true;
+    bool Register(Endpoint &ep, ULONG flags = opennd::client::kAllAccess) {
+        auto s = mr.Register(ep.adapter, ep.file, bytes.data(), bytes.size(), flags,
+                             opennd::client::Deadline::After(10000));
+        return s ? true : ep.Fail(s);
     }
     ND2_SGE Sge(size_t offset = 0, size_t len = SIZE_MAX) {
         if (len == SIZE_MAX) len = bytes.size() - offset;
