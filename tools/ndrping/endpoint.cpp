@@ -11,11 +11,8 @@
 namespace ndrping {
 namespace {
 
-uint64_t NowMs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
-}
+using opennd::client::Deadline;
+using opennd::client::NowMs;
 
 const char *TypeName(ND2_REQUEST_TYPE t) {
     switch (t) {
@@ -41,31 +38,18 @@ std::string StatusName(HRESULT hr) {
     return s;
 }
 
-void Region::Reset() {
-    if (!mr) return;
-    OVERLAPPED ov{};
-    if (mr->Deregister(&ov) == ND_PENDING) mr->GetOverlappedResult(&ov, TRUE);
-    mr->Release();
-    mr = nullptr;
-}
-
 Endpoint::~Endpoint() {
     try {
         Disconnect();
     } catch (const std::exception &) {
     }
-    if (watching_) {  // never leave disc_ov_ to a provider after we are gone
-        connector_->CancelOverlappedRequests();
-        connector_->GetOverlappedResult(&disc_ov_, TRUE);
-    }
-    if (connector_) connector_->Release();
-    if (listener_) listener_->Release();
-    if (qp_) qp_->Release();
+    // Never leave disc_ov_ to a provider after we are gone: a deadline
+    // already past cancels it and collects its completion.
+    if (watching_) opennd::client::Await(conn_.connector, disc_ov_, ND_PENDING, Deadline::After(0), "");
+    conn_.connector.reset();
+    conn_.qp.reset();
     recv_.Reset();  // deregistered before the CQ and adapter go
     send_.Reset();
-    if (cq_) cq_->Release();
-    if (adapter_) adapter_->Release();
-    if (file_) CloseHandle(file_);
 }
 
 void Endpoint::Debug(const char *fmt, ...) {
@@ -95,91 +79,69 @@ void Endpoint::TimedOut(const char *what) {
     throw Error(std::string("timed out after ") + secs + " s waiting for " + what);
 }
 
-HRESULT Endpoint::Await(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, const std::string &what) {
-    if (hr != ND_PENDING) return hr;
-    uint64_t deadline = NowMs() + timeout_ms_;
-    unsigned rounds = 0;
-    while ((hr = obj->GetOverlappedResult(ov, FALSE)) == ND_PENDING) {
-        if (NowMs() > deadline) {
-            // The OVERLAPPED lives on the caller's stack: take it back first.
-            obj->CancelOverlappedRequests();
-            obj->GetOverlappedResult(ov, TRUE);
-            TimedOut(what.c_str());
-        }
-        Idle(&rounds);
-    }
-    return hr;
+HRESULT Endpoint::Waited(const opennd::client::Status &s, const std::string &what) {
+    if (s.timed_out()) TimedOut(what.c_str());
+    return s.hr();
 }
 
 void Endpoint::Register(Region &r, size_t size, ULONG flags) {
+    r.Reset();
     r.bytes.assign(size, 0);
-    Check(adapter_->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&r.mr)),
-          "CreateMemoryRegion");
-    OVERLAPPED ov{};
-    Check(Await(r.mr, &ov, r.mr->Register(r.data(), r.bytes.size(), flags, &ov), "memory registration"),
-          "IND2MemoryRegion::Register");
+    opennd::client::Status s = r.mr.Register(node_.adapter, node_.file, r.data(), r.bytes.size(), flags, Bound());
+    Waited(s, "memory registration");
+    Check(s);
 }
 
 void Endpoint::Open(const opennd::net::IpAddress &local, const Shape &shape) {
     shape_ = shape;
     std::string where = opennd::net::ToString(local.sa());
-    HRESULT hr = NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_));
-    if (FAILED(hr))
-        throw Error("no ND adapter for " + where + ": NdOpenAdapter failed: " + StatusName(hr) +
+    opennd::client::Status s = node_.Open(local);
+    if (s.call() == "NdOpenAdapter")
+        throw Error("no ND adapter for " + where + ": NdOpenAdapter failed: " + StatusName(s.hr()) +
                     " (is a provider registered for that address? ndinfo lists them)");
-    info_.InfoVersion = ND_VERSION_2;
-    ULONG cb = sizeof info_;
-    Check(adapter_->Query(&info_, &cb), "IND2Adapter::Query");
-    Check(adapter_->CreateOverlappedFile(&file_), "CreateOverlappedFile");
-    Check(adapter_->CreateCompletionQueue(IID_IND2CompletionQueue, file_, shape.receives + shape.send_queue, 0, 0,
-                                          reinterpret_cast<void **>(&cq_)),
-          "CreateCompletionQueue");
+    Check(s);
     // One SGE each way, as rping.
-    Check(adapter_->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, shape.receives, shape.send_queue, 1, 1, 0,
-                                    reinterpret_cast<void **>(&qp_)),
-          "CreateQueuePair");
-    Check(adapter_->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&connector_)),
-          "CreateConnector");
+    Check(conn_.Open(node_.adapter, node_.file,
+                     {shape.receives + shape.send_queue, shape.receives, shape.send_queue, 1, 1, 0, nullptr}));
     Register(recv_, size_t(shape.receive_bytes) * shape.receives, ND_MR_FLAG_ALLOW_LOCAL_WRITE);
     Register(send_, size_t(shape.send_bytes) * shape.send_slots, 0);
     // Receives go in before the connection exists: the peer's first Send may
     // arrive as soon as it does (an iWARP Send without a Receive is fatal).
     for (size_t slot = 0; slot < shape.receives; ++slot) PostReceive(slot);
-    Debug("adapter for %s: MaxTransferLength %u, read limits in/out %u/%u", where.c_str(), info_.MaxTransferLength,
-          info_.MaxInboundReadLimit, info_.MaxOutboundReadLimit);
+    const ND2_ADAPTER_INFO &info = node_.info;
+    Debug("adapter for %s: MaxTransferLength %u, read limits in/out %u/%u", where.c_str(), info.MaxTransferLength,
+          info.MaxInboundReadLimit, info.MaxOutboundReadLimit);
 }
 
 void Endpoint::PostReceive(size_t slot) {
     ND2_SGE sge{recv_.data() + slot * shape_.receive_bytes, shape_.receive_bytes, recv_.mr->GetLocalToken()};
-    Check(qp_->Receive(reinterpret_cast<void *>(slot), &sge, 1), "Receive");
+    Check(conn_.qp->Receive(reinterpret_cast<void *>(slot), &sge, 1), "Receive");
 }
 
 uint16_t Endpoint::Listen(const opennd::net::IpAddress &local, uint16_t port) {
-    Check(adapter_->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)), "CreateListener");
     opennd::net::IpAddress a = local;
     opennd::net::SetPort(a.sa(), port);
-    HRESULT hr = listener_->Bind(a.sa(), a.length());
-    if (FAILED(hr)) throw Error("cannot listen on " + opennd::net::ToString(a.sa(), true) + ": " + StatusName(hr));
-    Check(listener_->Listen(3), "IND2Listener::Listen");  // rping: rdma_listen(id, 3)
-    opennd::net::IpAddress bound;
-    ULONG len = sizeof bound.storage;
-    Check(listener_->GetLocalAddress(bound.sa(), &len), "IND2Listener::GetLocalAddress");
-    return opennd::net::Port(bound.sa());
+    // rping: rdma_listen(id, 3)
+    opennd::client::Status s = listener_.Listen(node_.adapter, node_.file, a, 3);
+    if (s.call() == "IND2Listener::Bind")
+        throw Error("cannot listen on " + opennd::net::ToString(a.sa(), true) + ": " + StatusName(s.hr()));
+    Check(s);
+    return listener_.port();
 }
 
 void Endpoint::AcceptOne() {
-    OVERLAPPED ov{};
-    HRESULT hr = Await(listener_, &ov, listener_->GetConnectionRequest(connector_, &ov), "a client to connect");
-    Check(hr, "GetConnectionRequest");
+    Check(Waited(listener_.GetConnectionRequest(conn_.connector, Bound()), "a client to connect"),
+          "GetConnectionRequest");
     ULONG in = 0, out = 0;
-    if (SUCCEEDED(connector_->GetReadLimits(&in, &out))) Debug("connection request: peer read limits in/out %u/%u", in, out);
+    if (SUCCEEDED(conn_.connector->GetReadLimits(&in, &out)))
+        Debug("connection request: peer read limits in/out %u/%u", in, out);
     // rping's server accepts with rdma_cm's defaults; one Read in flight each
     // way is all its protocol uses.
-    hr = Await(connector_, &ov, connector_->Accept(qp_, shape_.read_limit, shape_.read_limit, nullptr, 0, &ov),
-               "Accept to complete");
+    HRESULT hr = Waited(conn_.Accept({nullptr, 0, shape_.read_limit, shape_.read_limit}, Bound()),
+                        "Accept to complete");
     if (FAILED(hr)) throw Error("Accept failed: " + StatusName(hr));
     connected_ = true;
-    hr = connector_->NotifyDisconnect(&disc_ov_);
+    hr = conn_.connector->NotifyDisconnect(&disc_ov_);
     if (hr == ND_PENDING)
         watching_ = true;
     else
@@ -187,24 +149,22 @@ void Endpoint::AcceptOne() {
 }
 
 void Endpoint::Connect(const opennd::net::IpAddress &dest, uint32_t pause_ms) {
-    OVERLAPPED ov{};
     std::string where = opennd::net::ToString(dest.sa(), true);
     // rping: responder_resources = initiator_depth = 1.
-    HRESULT hr = Await(connector_, &ov,
-                       connector_->Connect(qp_, dest.sa(), dest.length(), shape_.read_limit, shape_.read_limit, nullptr,
-                                           0, &ov),
-                       ("the connection to " + where).c_str());
+    HRESULT hr = Waited(opennd::client::Connect(conn_.connector, conn_.qp, dest,
+                                                {nullptr, 0, shape_.read_limit, shape_.read_limit}, Bound()),
+                        "the connection to " + where);
     if (FAILED(hr)) throw Error("cannot connect to " + where + ": " + StatusName(hr));
     if (pause_ms) {
         Debug("pausing %u ms before CompleteConnect", pause_ms);
         usleep(pause_ms * 1000);
     }
-    hr = Await(connector_, &ov, connector_->CompleteConnect(&ov), "CompleteConnect");
+    hr = Waited(opennd::client::CompleteConnect(conn_.connector, Bound()), "CompleteConnect");
     if (FAILED(hr)) throw Error("CompleteConnect to " + where + " failed: " + StatusName(hr));
     connected_ = true;
     ULONG in = 0, out = 0;
-    if (SUCCEEDED(connector_->GetReadLimits(&in, &out))) Debug("connected: read limits in/out %u/%u", in, out);
-    hr = connector_->NotifyDisconnect(&disc_ov_);
+    if (SUCCEEDED(conn_.connector->GetReadLimits(&in, &out))) Debug("connected: read limits in/out %u/%u", in, out);
+    hr = conn_.connector->NotifyDisconnect(&disc_ov_);
     if (hr == ND_PENDING)
         watching_ = true;
     else
@@ -214,19 +174,19 @@ void Endpoint::Connect(const opennd::net::IpAddress &dest, uint32_t pause_ms) {
 std::string Endpoint::PeerName() {
     opennd::net::IpAddress a;
     ULONG len = sizeof a.storage;
-    if (FAILED(connector_->GetPeerAddress(a.sa(), &len))) return "?";
+    if (FAILED(conn_.connector->GetPeerAddress(a.sa(), &len))) return "?";
     return opennd::net::ToString(a.sa(), true);
 }
 
 ULONG Endpoint::OutboundReadLimit() {
     ULONG in = 0, out = 0;
-    Check(connector_->GetReadLimits(&in, &out), "IND2Connector::GetReadLimits");
+    Check(conn_.connector->GetReadLimits(&in, &out), "IND2Connector::GetReadLimits");
     return out;
 }
 
 bool Endpoint::Poll() {
     ND2_RESULT r[8];
-    ULONG n = cq_->GetResults(r, 8);
+    ULONG n = conn_.cq->GetResults(r, 8);
     for (ULONG i = 0; i < n; ++i) {
         if (FAILED(r[i].Status)) {
             // Flushes after a disconnect (ours, or the peer's where the
@@ -258,7 +218,7 @@ bool Endpoint::Poll() {
         default: break;
         }
     }
-    if (watching_ && connector_->GetOverlappedResult(&disc_ov_, FALSE) != ND_PENDING) {
+    if (watching_ && conn_.connector->GetOverlappedResult(&disc_ov_, FALSE) != ND_PENDING) {
         watching_ = false;
         if (!closing_) {
             Debug("the peer disconnected");
@@ -324,7 +284,7 @@ unsigned char *Endpoint::SendBuffer() {
 
 void Endpoint::SendFrom(unsigned char *buffer, ULONG length) {
     ND2_SGE sge{buffer, length, send_.mr->GetLocalToken()};
-    Check(qp_->Send(nullptr, &sge, 1, 0), "Send");
+    Check(conn_.qp->Send(nullptr, &sge, 1, 0), "Send");
     ++sends_posted_;
 }
 
@@ -332,7 +292,7 @@ void Endpoint::Read(Region &local, uint32_t offset, uint32_t length, uint64_t re
     ND2_SGE sge{local.data() + offset, length, local.mr->GetLocalToken()};
     Debug("RDMA Read %u bytes from 0x%llx token 0x%08x", length,
           static_cast<unsigned long long>(remote_address + offset), token);
-    Check(qp_->Read(nullptr, &sge, 1, remote_address + offset, token, 0), "Read");
+    Check(conn_.qp->Read(nullptr, &sge, 1, remote_address + offset, token, 0), "Read");
     ++reads_posted_;
 }
 
@@ -340,7 +300,7 @@ void Endpoint::Write(Region &local, uint32_t offset, uint32_t length, uint64_t r
     ND2_SGE sge{local.data() + offset, length, local.mr->GetLocalToken()};
     Debug("RDMA Write %u bytes to 0x%llx token 0x%08x", length,
           static_cast<unsigned long long>(remote_address + offset), token);
-    Check(qp_->Write(nullptr, &sge, 1, remote_address + offset, token, 0), "Write");
+    Check(conn_.qp->Write(nullptr, &sge, 1, remote_address + offset, token, 0), "Write");
     ++writes_posted_;
 }
 
@@ -360,19 +320,12 @@ void Endpoint::Disconnect() {
     if (!connected_) return;
     connected_ = false;
     closing_ = true;
-    OVERLAPPED ov{};
-    HRESULT hr = Await(connector_, &ov, connector_->Disconnect(&ov), "Disconnect to complete");
+    HRESULT hr = Waited(conn_.Disconnect(Bound()), "Disconnect to complete");
     if (FAILED(hr)) Debug("Disconnect: %s", StatusName(hr).c_str());
     if (watching_) {
         // A local Disconnect completes NotifyDisconnect too; give it the
-        // timeout, then take the OVERLAPPED back by cancelling.
-        uint64_t deadline = NowMs() + timeout_ms_;
-        unsigned rounds = 0;
-        while (connector_->GetOverlappedResult(&disc_ov_, FALSE) == ND_PENDING && NowMs() < deadline) Idle(&rounds);
-        if (connector_->GetOverlappedResult(&disc_ov_, FALSE) == ND_PENDING) {
-            connector_->CancelOverlappedRequests();
-            connector_->GetOverlappedResult(&disc_ov_, TRUE);
-        }
+        // timeout, past which Await takes the OVERLAPPED back by cancelling.
+        opennd::client::Await(conn_.connector, disc_ov_, ND_PENDING, Bound(), "NotifyDisconnect");
         watching_ = false;
     }
 }

@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "common/await.h"
+#include "common/connection.h"
+#include "common/node.h"
+#include "common/region.h"
 #include "ndsupport.h"
 #include "opennd/ip_address.h"
 #include "rping_protocol.h"
@@ -29,12 +33,8 @@ constexpr ULONG kRemoteAccess =
 
 struct Region {
     std::vector<char> bytes;
-    IND2MemoryRegion *mr = nullptr;
-    Region() = default;
-    Region(const Region &) = delete;
-    Region &operator=(const Region &) = delete;
-    ~Region() { Reset(); }
-    void Reset();  // deregisters
+    opennd::client::Region mr;  // declared after bytes: deregistered before they go
+    void Reset() { mr.Reset(); }
     char *data() { return bytes.data(); }
     uint64_t address() const { return reinterpret_cast<uint64_t>(bytes.data()); }
 };
@@ -108,7 +108,10 @@ public:
 
 private:
     void Check(HRESULT hr, const std::string &what);
-    HRESULT Await(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, const std::string &what);
+    void Check(const opennd::client::Status &s) { Check(s.hr(), s.call()); }
+    // The status of a bounded setup step; its timeout is TimedOut(what).
+    HRESULT Waited(const opennd::client::Status &s, const std::string &what);
+    opennd::client::Deadline Bound() const { return opennd::client::Deadline::After(timeout_ms_); }
     void PostReceive(size_t slot);
     bool Poll();  // true if anything happened
     void Idle(unsigned *rounds);
@@ -118,13 +121,9 @@ private:
 
     uint64_t timeout_ms_;
     bool debug_;
-    IND2Adapter *adapter_ = nullptr;
-    HANDLE file_ = nullptr;
-    IND2CompletionQueue *cq_ = nullptr;
-    IND2QueuePair *qp_ = nullptr;
-    IND2Connector *connector_ = nullptr;
-    IND2Listener *listener_ = nullptr;
-    ND2_ADAPTER_INFO info_{};
+    opennd::client::Node node_;
+    opennd::client::Connection conn_;
+    opennd::client::Listener listener_;
 
     Shape shape_;
     Region recv_, send_;
@@ -137,7 +136,7 @@ private:
     bool watching_ = false;     // disc_ov_ is pending on connector_
     bool peer_gone_ = false;    // NotifyDisconnect completed, or our Receives were flushed
     bool closing_ = false;      // we disconnected: flushed completions are expected
-    OVERLAPPED disc_ov_{};
+    opennd::client::Overlapped disc_ov_;
 };
 
 }  // namespace ndrping
