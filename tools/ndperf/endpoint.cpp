@@ -48,6 +48,9 @@ void Check(HRESULT hr, const char *what) {
     if (FAILED(hr)) throw std::runtime_error(std::string(what) + " failed: " + StatusName(hr));
 }
 
+// A step past its deadline fails ND_IO_TIMEOUT, as ndperf always said.
+void Check(const opennd::client::Status &s) { Check(s.hr(), s.call().c_str()); }
+
 HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr) {
     if (hr != ND_PENDING) return hr;
     uint64_t deadline = NowNs() + 30'000'000'000ull;
@@ -62,14 +65,11 @@ void Label(const Options &o, const Adapter &a, Result *r) {
     r->data_path = a.DataPath();
 }
 
-Adapter::~Adapter() {
-    if (adapter_) adapter_->Release();
-}
+Adapter::~Adapter() = default;
 
 void Adapter::Open(const opennd::net::IpAddress &local, const std::string &provider) {
     if (provider.empty()) {
-        Check(NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), reinterpret_cast<void **>(&adapter_)),
-              "NdOpenAdapter");
+        Check(NdOpenAdapter(IID_IND2Adapter, local.sa(), local.length(), adapter_.put_void()), "NdOpenAdapter");
     } else {
         opennd::CatalogSnapshot snap = opennd::OpenCatalogProviders();
         std::string why = "no catalog entry named " + provider;
@@ -78,7 +78,7 @@ void Adapter::Open(const opennd::net::IpAddress &local, const std::string &provi
                 UINT64 id = 0;
                 HRESULT hr = cp.provider ? cp.provider->ResolveAddress(local.sa(), local.length(), &id) : E_FAIL;
                 if (SUCCEEDED(hr))
-                    hr = cp.provider->OpenAdapter(IID_IND2Adapter, id, reinterpret_cast<void **>(&adapter_));
+                    hr = cp.provider->OpenAdapter(IID_IND2Adapter, id, adapter_.put_void());
                 if (FAILED(hr))
                     why = cp.provider ? "provider " + provider + ": " + StatusName(hr)
                                       : "provider " + provider + " does not load: " + cp.failure;
@@ -87,9 +87,7 @@ void Adapter::Open(const opennd::net::IpAddress &local, const std::string &provi
         }
         if (!adapter_) throw std::runtime_error(why);
     }
-    info_.InfoVersion = ND_VERSION_2;
-    ULONG cb = sizeof info_;
-    Check(adapter_->Query(&info_, &cb), "IND2Adapter::Query");
+    Check(opennd::client::QueryInfo(adapter_.get(), &info_));
     IOpenNdAdapterNotes *notes = nullptr;
     if (SUCCEEDED(adapter_->QueryInterface(IID_IOpenNdAdapterNotes, reinterpret_cast<void **>(&notes)))) {
         ULONG size = 0;
@@ -123,12 +121,7 @@ void Adapter::CheckTransport(const std::string &transport) const {
 }
 
 void Region::Reset() {
-    if (mr) {
-        OVERLAPPED ov{};
-        if (mr->Deregister(&ov) == ND_PENDING) mr->GetOverlappedResult(&ov, TRUE);
-        mr->Release();
-        mr = nullptr;
-    }
+    mr.Reset();
     local_token_ = 0;
     bytes.reset();
     length = 0;
@@ -149,7 +142,7 @@ void Region::Allocate(size_t n) {
 }
 
 Listener::~Listener() {
-    if (listener_) listener_->Release();
+    listener_ = opennd::client::Listener();
     if (file_) CloseHandle(file_);
     if (port_) CloseHandle(port_);
 }
@@ -159,16 +152,10 @@ uint16_t Listener::Listen(std::shared_ptr<Adapter> adapter, const opennd::net::I
     Check(adapter_->get()->CreateOverlappedFile(&file_), "CreateOverlappedFile");
     port_ = CreateIoCompletionPort(file_, nullptr, 0, 0);
     if (!port_) throw std::runtime_error("CreateIoCompletionPort failed");
-    Check(adapter_->get()->CreateListener(IID_IND2Listener, file_, reinterpret_cast<void **>(&listener_)),
-          "CreateListener");
     opennd::net::IpAddress a = local;
     opennd::net::SetPort(a.sa(), port);
-    Check(listener_->Bind(a.sa(), a.length()), "IND2Listener::Bind");
-    Check(listener_->Listen(0), "Listen");
-    opennd::net::IpAddress bound;
-    ULONG len = sizeof bound.storage;
-    Check(listener_->GetLocalAddress(bound.sa(), &len), "IND2Listener::GetLocalAddress");
-    return opennd::net::Port(bound.sa());
+    Check(listener_.Listen(adapter_->get(), file_, a, 0));
+    return listener_.port();
 }
 
 IND2Connector *Listener::NewConnector() {
@@ -180,7 +167,8 @@ IND2Connector *Listener::NewConnector() {
 
 bool Listener::Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms) {
     OVERLAPPED ov{};
-    HRESULT hr = listener_->GetConnectionRequest(c, &ov);
+    IND2Listener *listener = listener_.get();
+    HRESULT hr = listener->GetConnectionRequest(c, &ov);
     if (hr == ND_PENDING) {
         // Packets of earlier accepts on this port are skipped: only ov counts.
         uint64_t deadline = NowNs() + uint64_t(timeout_ms) * 1000000ull;
@@ -193,12 +181,12 @@ bool Listener::Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms) {
             GetQueuedCompletionStatus(port_, &n, &key, &got, wait);
             if (got == &ov) break;
             if (!got && timeout_ms && NowNs() >= deadline) {
-                listener_->CancelOverlappedRequests();
-                listener_->GetOverlappedResult(&ov, TRUE);
+                listener->CancelOverlappedRequests();
+                listener->GetOverlappedResult(&ov, TRUE);
                 return false;
             }
         }
-        hr = listener_->GetOverlappedResult(&ov, FALSE);
+        hr = listener->GetOverlappedResult(&ov, FALSE);
     }
     Check(hr, "GetConnectionRequest");
     *hello = Hello{};
@@ -210,74 +198,48 @@ bool Listener::Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms) {
 }
 
 Endpoint::~Endpoint() {
-    if (connector_) connector_->Release();
-    if (qp_) qp_->Release();
-    if (cq_) cq_->Release();
+    conn_ = opennd::client::Connection();
     if (file_) CloseHandle(file_);
     if (port_) CloseHandle(port_);
 }
 
 void Endpoint::Open(std::shared_ptr<Adapter> adapter, uint32_t depth, IND2Connector *connector) {
     adapter_ = std::move(adapter);
-    connector_ = connector;
+    // Adopted: it holds the request the server accepts.
+    conn_.connector = opennd::client::ComPtr<IND2Connector>(connector);
     IND2Adapter *a = adapter_->get();
     Check(a->CreateOverlappedFile(&file_), "CreateOverlappedFile");
     port_ = CreateIoCompletionPort(file_, nullptr, 0, 0);
     if (!port_) throw std::runtime_error("CreateIoCompletionPort failed");
-    Check(a->CreateCompletionQueue(IID_IND2CompletionQueue, file_, depth * 2 + 8, 0, 0,
-                                   reinterpret_cast<void **>(&cq_)),
-          "CreateCompletionQueue");
-    Check(a->CreateQueuePair(IID_IND2QueuePair, cq_, cq_, nullptr, depth + 4, depth + 4, 1, 1, 0,
-                             reinterpret_cast<void **>(&qp_)),
-          "CreateQueuePair");
-    if (!connector_)
-        Check(a->CreateConnector(IID_IND2Connector, file_, reinterpret_cast<void **>(&connector_)),
-              "CreateConnector");
+    Check(conn_.Open(a, file_, {depth * 2 + 8, depth + 4, depth + 4, 1, 1, 0, nullptr}));
 }
 
-void Endpoint::Accept() {
-    OVERLAPPED ov{};
-    Check(Wait(connector_, &ov, connector_->Accept(qp_, 8, 8, nullptr, 0, &ov)), "Accept");
-}
+void Endpoint::Accept() { Check(conn_.Accept({nullptr, 0, 8, 8}, SetupBound())); }
 
 void Endpoint::Connect(const opennd::net::IpAddress &dest, const Hello &hello) {
-    OVERLAPPED ov{};
-    Check(Wait(connector_, &ov, connector_->Connect(qp_, dest.sa(), dest.length(), 8, 8, &hello, sizeof hello, &ov)),
-          "Connect");
-    Check(Wait(connector_, &ov, connector_->CompleteConnect(&ov)), "CompleteConnect");
+    Check(conn_.Connect(dest, {&hello, sizeof hello, 8, 8}, SetupBound()));
 }
 
 void Endpoint::Register(Region &r, size_t size) {
     r.Reset();
     r.Allocate(size ? size : 1);
-    Check(adapter_->get()->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&r.mr)),
-          "CreateMemoryRegion");
-    OVERLAPPED ov{};
-    Check(Wait(r.mr, &ov,
-               r.mr->Register(r.data(), r.size(),
-                              ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ |
-                                  ND_MR_FLAG_ALLOW_REMOTE_WRITE,
-                              &ov)),
-          "Register");
+    Check(r.mr.Register(adapter_->get(), file_, r.data(), r.size(), opennd::client::kAllAccess, SetupBound()));
     r.local_token_ = r.mr->GetLocalToken();
 }
 
-void Endpoint::Disconnect() {
-    OVERLAPPED ov{};
-    Wait(connector_, &ov, connector_->Disconnect(&ov));
-}
+void Endpoint::Disconnect() { conn_.Disconnect(SetupBound()); }
 ND2_RESULT Endpoint::Next(bool blocking, uint64_t timeout_ms) {
     ND2_RESULT r;
     uint64_t deadline = 0;
     for (uint64_t spins = 0;; ++spins) {
-        if (cq_->GetResults(&r, 1) == 1) return r;
+        if (conn_.cq->GetResults(&r, 1) == 1) return r;
         if (blocking) {
             // Arm, look once more (no lost wake-up), then sleep on the port.
             OVERLAPPED ov{};
-            HRESULT hr = cq_->Notify(ND_CQ_NOTIFY_ANY, &ov);
-            if (cq_->GetResults(&r, 1) == 1) {
+            HRESULT hr = conn_.cq->Notify(ND_CQ_NOTIFY_ANY, &ov);
+            if (conn_.cq->GetResults(&r, 1) == 1) {
                 if (hr == ND_PENDING) {
-                    cq_->CancelOverlappedRequests();
+                    conn_.cq->CancelOverlappedRequests();
                     DWORD n;
                     ULONG_PTR key;
                     OVERLAPPED *got;
@@ -300,7 +262,7 @@ ND2_RESULT Endpoint::Next(bool blocking, uint64_t timeout_ms) {
                 if (!got) throw std::runtime_error("no completion within the timeout");
                 if (got == &ov) break;
             }
-            cq_->GetOverlappedResult(&ov, FALSE);
+            conn_.cq->GetOverlappedResult(&ov, FALSE);
             continue;
         }
         // The clock only once the wait is long (after 4095 empty polls), not
@@ -336,7 +298,7 @@ bool Endpoint::Poll(ND2_RESULT *r) {
         // Up to 16 at a time, as perftest polls (one call per completion
         // would measure the poll call as much as the data path).
         ND2_RESULT batch[16];
-        ULONG n = cq_->GetResults(batch, 16);
+        ULONG n = conn_.cq->GetResults(batch, 16);
         if (n == 0) return false;
         stash_.insert(stash_.end(), batch, batch + n);
     }

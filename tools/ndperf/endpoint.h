@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "common/com_ptr.h"
+#include "common/connection.h"
+#include "common/node.h"
+#include "common/region.h"
 #include "ndsupport.h"
 #include "opennd/ip_address.h"
 #include "perf.h"
@@ -19,7 +23,13 @@ namespace ndperf {
 
 // Throws std::runtime_error("<what> failed: <status>") if hr failed.
 void Check(HRESULT hr, const char *what);
-// Waits (polling, at most 30 s) for an operation that returned hr.
+void Check(const opennd::client::Status &s);
+// The bound on every setup and teardown step.
+constexpr uint64_t kSetupMs = 30000;
+inline opennd::client::Deadline SetupBound() { return opennd::client::Deadline::After(kSetupMs); }
+// Waits (spinning, at most kSetupMs) for an operation that returned hr:
+// for the loops that time Register and Connect themselves (mr,
+// connect-rate), where a sleep or an event would be measured too.
 HRESULT Wait(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr);
 
 class Adapter {
@@ -28,7 +38,7 @@ public:
     // The adapter for `local`: through the catalog entry named `provider`,
     // or, if empty, the one NdOpenAdapter picks.
     void Open(const opennd::net::IpAddress &local, const std::string &provider);
-    IND2Adapter *get() { return adapter_; }
+    IND2Adapter *get() { return adapter_.get(); }
     const ND2_ADAPTER_INFO &info() const { return info_; }
     // What the provider says about how it moves data (IOpenNdAdapterNotes),
     // one line; empty if it says nothing.
@@ -39,7 +49,7 @@ public:
     void CheckTransport(const std::string &transport) const;
 
 private:
-    IND2Adapter *adapter_ = nullptr;
+    opennd::client::ComPtr<IND2Adapter> adapter_;
     ND2_ADAPTER_INFO info_{};
     std::string notes_;
 };
@@ -54,11 +64,10 @@ struct Region {
     };
     std::unique_ptr<char, Unmap> bytes;
     size_t length = 0;
-    IND2MemoryRegion *mr = nullptr;
+    opennd::client::Region mr;  // after bytes: deregistered before they are unmapped
     Region() = default;
     Region(const Region &) = delete;
     Region &operator=(const Region &) = delete;
-    ~Region() { Reset(); }
     void Reset();  // deregisters and frees
     char *data() { return bytes.get(); }
     size_t size() const { return length; }
@@ -83,12 +92,12 @@ public:
     bool Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms);
     HANDLE file() { return file_; }
     HANDLE port() { return port_; }
-    IND2Listener *get() { return listener_; }
+    IND2Listener *get() { return listener_.get(); }
 
 private:
     std::shared_ptr<Adapter> adapter_;
-    IND2Listener *listener_ = nullptr;
     HANDLE file_ = nullptr, port_ = nullptr;
+    opennd::client::Listener listener_;  // last: released before the file and port close
 };
 
 class Endpoint {
@@ -108,15 +117,13 @@ public:
     // One completion if there is one (never waits); throws on a failed one.
     bool Poll(ND2_RESULT *r);
 
-    IND2QueuePair *qp() { return qp_; }
+    IND2QueuePair *qp() { return conn_.qp.get(); }
     const ND2_ADAPTER_INFO &info() const { return adapter_->info(); }
 
 private:
     std::shared_ptr<Adapter> adapter_;
     HANDLE file_ = nullptr, port_ = nullptr;
-    IND2CompletionQueue *cq_ = nullptr;
-    IND2QueuePair *qp_ = nullptr;
-    IND2Connector *connector_ = nullptr;
+    opennd::client::Connection conn_;  // released before the file and port close
     std::deque<ND2_RESULT> stash_;
 };
 
