@@ -120,7 +120,7 @@ int RunWorker(const Options &given, int argc, char **argv) {
                                                              : std::vector<std::string>{"127.0.0.1", "::1"};
     for (const auto &a : candidates) {
         ndc::Ref<IND2Adapter> adapter;
-        HRESULT hr = ndc::OpenAdapterFor(ndc::ParseIp(a), adapter.out());
+        HRESULT hr = ndc::OpenAdapterFor(ndc::ParseIp(a), adapter.put());
         if (SUCCEEDED(hr)) {
             addresses.push_back(a);
         } else if (explicit_addresses) {

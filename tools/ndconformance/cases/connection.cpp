@@ -47,7 +47,7 @@ TEST_P(Connection, PortZeroGivesUniquePortsR111R144) {
 // connecting.
 TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
     Ref<IND2Connector> fresh;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, fresh.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, fresh.put_void()));
     IpAddress a;
     ULONG len = sizeof a.storage;
     EXPECT_ND(ND_CONNECTION_INVALID, fresh->GetLocalAddress(a.sa(), &len)) << "R131";
@@ -119,7 +119,7 @@ TEST_P(Connection, ConnectorGettersFollowTheStateR131R132R129) {
 
 TEST_P(Connection, CompleteConnectWithoutConnectR122) {
     Ref<IND2Connector> c;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
     Ov ov;
     EXPECT_ND(ND_CONNECTION_INVALID, Finish(c.get(), &ov, c->CompleteConnect(&ov)));
 }

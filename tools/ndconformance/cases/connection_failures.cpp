@@ -82,7 +82,7 @@ TEST_P(Connection, ConnectedQueuePairCannotConnectAgainR117R141) {
     ASSERT_TRUE(err.empty()) << err;
     // Active: the connected QP in a new Connect.
     Ref<IND2Connector> c2;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.put_void()));
     IpAddress local = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c2->Bind(local.sa(), local.length()));
     PEER_OK(l2, p.peer.Call(Msg("listen").Set("name", "l2")));
@@ -94,7 +94,7 @@ TEST_P(Connection, ConnectedQueuePairCannotConnectAgainR117R141) {
     Listener l;
     ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
     Ref<IND2Connector> c3;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c3.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c3.put_void()));
     ASSERT_TRUE(p.peer.Post(Msg("connect").Set("addr", IpText(addr)).Set("port", l.port)));
     Ov og;
     ASSERT_ND(ND_SUCCESS, Finish(l.listener.get(), &og, l.listener->GetConnectionRequest(c3.get(), &og)));
@@ -306,18 +306,18 @@ TEST_P(Connection, BadAddresses) {
     // Binding to an address this adapter does not have.
     IpAddress foreign = WithPort(Unserved(addr.family()), 0);
     Ref<IND2Connector> c;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
     EXPECT_ND(ND_INVALID_ADDRESS, c->Bind(foreign.sa(), foreign.length())) << "connector";
     Ref<IND2Listener> l;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.put_void()));
     EXPECT_ND(ND_INVALID_ADDRESS, l->Bind(foreign.sa(), foreign.length())) << "listener";
     // Not an IP address at all.
     sockaddr_un un{};
     un.sun_family = AF_UNIX;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.put_void()));
     HRESULT hr = l->Bind(reinterpret_cast<sockaddr *>(&un), sizeof un);
     EXPECT_TRUE(FAILED(hr)) << "Listener::Bind(AF_UNIX) returned " << StatusName(hr);
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
     hr = c->Bind(addr.sa(), 2);
     EXPECT_TRUE(FAILED(hr)) << "Connector::Bind with a 2-byte address returned " << StatusName(hr);
 }
@@ -352,14 +352,14 @@ TEST_P(Connection, BindingAPortInUseR112R146) {
     ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
     IpAddress taken = WithPort(addr, l.port);
     Ref<IND2Listener> l2;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l2.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l2.put_void()));
     EXPECT_ND(kAddressAlreadyAssociated, l2->Bind(taken.sa(), taken.length())) << "a second listener";
     Ref<IND2Connector> c;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
     EXPECT_ND(kAddressAlreadyAssociated, c->Bind(taken.sa(), taken.length())) << "a connector on a listener's port";
     Ref<IND2Connector> c1, c2;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.pv()));
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.put_void()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.put_void()));
     IpAddress any = WithPort(addr, 0);
     ASSERT_ND(ND_SUCCESS, c1->Bind(any.sa(), any.length()));
     HRESULT hr;

@@ -54,7 +54,7 @@ struct Armed {
 
 TEST_P(Disconnect, NotConnectedR133R138) {
     Ref<IND2Connector> c;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
     Ov a, b;
     EXPECT_ND(ND_CONNECTION_INVALID, Finish(c.get(), &a, c->NotifyDisconnect(&a))) << "R133";
     EXPECT_ND(ND_CONNECTION_INVALID, Finish(c.get(), &b, c->Disconnect(&b))) << "R138";

@@ -91,7 +91,7 @@ TEST(Discovery, DllGetClassObjectGivesProviderR006) {
     Ref<IND2Provider> p(static_cast<IND2Provider *>(pv));
     // It is a real IND2Provider: it answers its own IID and lists addresses.
     Ref<IND2Provider> again;
-    EXPECT_ND(ND_SUCCESS, p->QueryInterface(IID_IND2Provider, again.pv()));
+    EXPECT_ND(ND_SUCCESS, p->QueryInterface(IID_IND2Provider, again.put_void()));
     ULONG cb = 0;
     EXPECT_ND(ND_BUFFER_OVERFLOW, p->QueryAddressList(nullptr, &cb));
     EXPECT_GT(cb, 0u);
@@ -133,12 +133,12 @@ TEST(Discovery, RepeatedAndConcurrentProviderRequestsR008) {
 TEST(Discovery, AdapterOutlivesProviderR009) {
     IpAddress a = PrimaryAddress();
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     UINT64 id = 0;
     ASSERT_ND(ND_SUCCESS, p->ResolveAddress(a.sa(), a.length(), &id));
     Node node;
     node.local = a;
-    ASSERT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id, node.adapter.pv()));
+    ASSERT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id, node.adapter.put_void()));
     p.reset();  // the client may release the provider now
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateOverlappedFile(&node.file));
     node.info = QueryInfo(node.adapter.get());
@@ -161,11 +161,11 @@ TEST(Discovery, DllCanUnloadNowTracksObjectsR010) {
     ASSERT_NE(can_unload, nullptr) << "no DllCanUnloadNow";
     {
         Ref<IND2Adapter> adapter;
-        ASSERT_ND(ND_SUCCESS, OpenAdapterFor(PrimaryAddress(), adapter.out()));
+        ASSERT_ND(ND_SUCCESS, OpenAdapterFor(PrimaryAddress(), adapter.put()));
         HANDLE file = nullptr;
         ASSERT_ND(ND_SUCCESS, adapter->CreateOverlappedFile(&file));
         Ref<IND2CompletionQueue> cq;
-        ASSERT_ND(ND_SUCCESS, adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, 16, 0, 0, cq.pv()));
+        ASSERT_ND(ND_SUCCESS, adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, 16, 0, 0, cq.put_void()));
         adapter.reset();  // the CQ alone must keep the library in use
         EXPECT_ND(S_FALSE, can_unload()) << "DllCanUnloadNow with a live CQ";
         cq.reset();
@@ -215,7 +215,7 @@ void CheckAddressListContract(Query query, std::vector<IpAddress> *out) {
 
 TEST(Discovery, ProviderQueryAddressListR011) {
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     std::vector<IpAddress> list;
     CheckAddressListContract([&](SOCKET_ADDRESS_LIST *l, ULONG *cb) { return p->QueryAddressList(l, cb); }, &list);
     for (const auto &a : TestAddresses())
@@ -224,12 +224,12 @@ TEST(Discovery, ProviderQueryAddressListR011) {
 
 TEST(Discovery, AdapterQueryAddressListR039) {
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     IpAddress a = PrimaryAddress();
     UINT64 id = 0;
     ASSERT_ND(ND_SUCCESS, p->ResolveAddress(a.sa(), a.length(), &id));
     Ref<IND2Adapter> adapter;
-    ASSERT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id, adapter.pv()));
+    ASSERT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id, adapter.put_void()));
     std::vector<IpAddress> list;
     CheckAddressListContract([&](SOCKET_ADDRESS_LIST *l, ULONG *cb) { return adapter->QueryAddressList(l, cb); },
                              &list);
@@ -244,7 +244,7 @@ TEST(Discovery, AdapterQueryAddressListR039) {
 
 TEST(Discovery, ResolveAddressIgnoresPortOneIdPerAdapterR012) {
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     IpAddress a = PrimaryAddress();
     UINT64 id0 = 0, id1 = 1;
     ASSERT_ND(ND_SUCCESS, p->ResolveAddress(a.sa(), a.length(), &id0));
@@ -253,7 +253,7 @@ TEST(Discovery, ResolveAddressIgnoresPortOneIdPerAdapterR012) {
     EXPECT_EQ(id0, id1) << "ResolveAddress depends on the port";
     // Every address of the adapter resolves to the adapter's ID.
     Ref<IND2Adapter> adapter;
-    ASSERT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id0, adapter.pv()));
+    ASSERT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id0, adapter.put_void()));
     ULONG cb = 0;
     adapter->QueryAddressList(nullptr, &cb);
     std::vector<uint8_t> buf(cb);
@@ -267,7 +267,7 @@ TEST(Discovery, ResolveAddressIgnoresPortOneIdPerAdapterR012) {
 
 TEST(Discovery, ResolveUnservedAddressR013) {
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     for (int family : {AF_INET, AF_INET6}) {
         IpAddress x = UnservedAddress(family);
         UINT64 id = 0;
@@ -277,30 +277,30 @@ TEST(Discovery, ResolveUnservedAddressR013) {
 
 TEST(Discovery, OpenAdapterR014) {
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     IpAddress a = PrimaryAddress();
     UINT64 id = 0;
     ASSERT_ND(ND_SUCCESS, p->ResolveAddress(a.sa(), a.length(), &id));
     Ref<IND2Adapter> adapter;
-    EXPECT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id, adapter.pv()));
+    EXPECT_ND(ND_SUCCESS, p->OpenAdapter(IID_IND2Adapter, id, adapter.put_void()));
     EXPECT_TRUE(adapter);
     // An adapter ID nobody handed out.
     std::set<UINT64> known{id};
     UINT64 bogus = id ^ 0x5A5A5A5A00000000ull;
     if (known.count(bogus)) bogus = id + 0x1000;
     Ref<IND2Adapter> none;
-    EXPECT_ND(ND_INVALID_PARAMETER, p->OpenAdapter(IID_IND2Adapter, bogus, none.pv()));
+    EXPECT_ND(ND_INVALID_PARAMETER, p->OpenAdapter(IID_IND2Adapter, bogus, none.put_void()));
     EXPECT_FALSE(none);
 }
 
 TEST(Discovery, OpenAdapterUnknownIidIsNoInterface) {  // §3.0 (derived: COM)
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     IpAddress a = PrimaryAddress();
     UINT64 id = 0;
     ASSERT_ND(ND_SUCCESS, p->ResolveAddress(a.sa(), a.length(), &id));
     Ref<IND2Adapter> adapter;
-    EXPECT_ND(E_NOINTERFACE, p->OpenAdapter(IID_IND2Listener, id, adapter.pv()));
+    EXPECT_ND(E_NOINTERFACE, p->OpenAdapter(IID_IND2Listener, id, adapter.put_void()));
     EXPECT_FALSE(adapter);
 }
 
@@ -342,32 +342,32 @@ TEST(Discovery, QueryInterfaceOnEveryObject) {  // §3.0
     Node node;
     ASSERT_EQ(node.Open(PrimaryAddress()), "");
     Ref<IND2Provider> p;
-    ASSERT_ND(ND_SUCCESS, NewProvider(p.out()));
+    ASSERT_ND(ND_SUCCESS, NewProvider(p.put()));
     CheckQi(p.get(), {&IID_IND2Provider}, "provider");
     CheckQi(node.adapter.get(), {&IID_IND2Adapter}, "adapter");
     Ref<IND2CompletionQueue> cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.put_void()));
     CheckQi(cq.get(), {&IID_IND2CompletionQueue, &IID_IND2Overlapped}, "CQ");
     Ref<IND2MemoryRegion> mr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     CheckQi(mr.get(), {&IID_IND2MemoryRegion, &IID_IND2Overlapped}, "MR");
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     CheckQi(mw.get(), {&IID_IND2MemoryWindow}, "MW");
     Ref<IND2QueuePair> qp;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateQueuePair(IID_IND2QueuePair, cq.get(), cq.get(), nullptr, 4, 4, 1, 1, 0,
-                                                        qp.pv()));
+                                                        qp.put_void()));
     CheckQi(qp.get(), {&IID_IND2QueuePair}, "QP");
     Ref<IND2Connector> c;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
     CheckQi(c.get(), {&IID_IND2Connector, &IID_IND2Overlapped}, "connector");
     Ref<IND2Listener> l;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.put_void()));
     CheckQi(l.get(), {&IID_IND2Listener, &IID_IND2Overlapped}, "listener");
     if (node.info.MaxSharedReceiveQueueDepth > 0) {
         Ref<IND2SharedReceiveQueue> srq;
         ASSERT_ND(ND_SUCCESS, node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 4, 1, 0,
-                                                                     0, 0, srq.pv()));
+                                                                     0, 0, srq.put_void()));
         CheckQi(srq.get(), {&IID_IND2SharedReceiveQueue, &IID_IND2Overlapped}, "SRQ");
     }
 }
@@ -379,35 +379,35 @@ TEST(Discovery, CreateMethodsTakeTheirIidR040) {
     ASSERT_EQ(node.Open(PrimaryAddress()), "");
     IND2Adapter *a = node.adapter.get();
     Ref<IND2CompletionQueue> cq;
-    EXPECT_ND(ND_SUCCESS, a->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.pv()));
+    EXPECT_ND(ND_SUCCESS, a->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.put_void()));
     Ref<IUnknown> bad;
-    EXPECT_ND(E_NOINTERFACE, a->CreateCompletionQueue(IID_IND2Listener, node.file, 16, 0, 0, bad.pv()));
+    EXPECT_ND(E_NOINTERFACE, a->CreateCompletionQueue(IID_IND2Listener, node.file, 16, 0, 0, bad.put_void()));
     Ref<IND2MemoryRegion> mr;
-    EXPECT_ND(ND_SUCCESS, a->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
-    EXPECT_ND(E_NOINTERFACE, a->CreateMemoryRegion(IID_IND2Listener, node.file, bad.pv()));
+    EXPECT_ND(ND_SUCCESS, a->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
+    EXPECT_ND(E_NOINTERFACE, a->CreateMemoryRegion(IID_IND2Listener, node.file, bad.put_void()));
     Ref<IND2MemoryWindow> mw;
-    EXPECT_ND(ND_SUCCESS, a->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
-    EXPECT_ND(E_NOINTERFACE, a->CreateMemoryWindow(IID_IND2Listener, bad.pv()));
+    EXPECT_ND(ND_SUCCESS, a->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
+    EXPECT_ND(E_NOINTERFACE, a->CreateMemoryWindow(IID_IND2Listener, bad.put_void()));
     Ref<IND2QueuePair> qp;
-    EXPECT_ND(ND_SUCCESS, a->CreateQueuePair(IID_IND2QueuePair, cq.get(), cq.get(), nullptr, 4, 4, 1, 1, 0, qp.pv()));
+    EXPECT_ND(ND_SUCCESS, a->CreateQueuePair(IID_IND2QueuePair, cq.get(), cq.get(), nullptr, 4, 4, 1, 1, 0, qp.put_void()));
     EXPECT_ND(E_NOINTERFACE,
-              a->CreateQueuePair(IID_IND2Listener, cq.get(), cq.get(), nullptr, 4, 4, 1, 1, 0, bad.pv()));
+              a->CreateQueuePair(IID_IND2Listener, cq.get(), cq.get(), nullptr, 4, 4, 1, 1, 0, bad.put_void()));
     Ref<IND2Connector> c;
-    EXPECT_ND(ND_SUCCESS, a->CreateConnector(IID_IND2Connector, node.file, c.pv()));
-    EXPECT_ND(E_NOINTERFACE, a->CreateConnector(IID_IND2Listener, node.file, bad.pv()));
+    EXPECT_ND(ND_SUCCESS, a->CreateConnector(IID_IND2Connector, node.file, c.put_void()));
+    EXPECT_ND(E_NOINTERFACE, a->CreateConnector(IID_IND2Listener, node.file, bad.put_void()));
     Ref<IND2Listener> l;
-    EXPECT_ND(ND_SUCCESS, a->CreateListener(IID_IND2Listener, node.file, l.pv()));
-    EXPECT_ND(E_NOINTERFACE, a->CreateListener(IID_IND2Connector, node.file, bad.pv()));
+    EXPECT_ND(ND_SUCCESS, a->CreateListener(IID_IND2Listener, node.file, l.put_void()));
+    EXPECT_ND(E_NOINTERFACE, a->CreateListener(IID_IND2Connector, node.file, bad.put_void()));
     if (node.info.MaxSharedReceiveQueueDepth > 0) {
         Ref<IND2SharedReceiveQueue> srq;
         EXPECT_ND(ND_SUCCESS,
-                  a->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 4, 1, 0, 0, 0, srq.pv()));
-        EXPECT_ND(E_NOINTERFACE, a->CreateSharedReceiveQueue(IID_IND2Listener, node.file, 4, 1, 0, 0, 0, bad.pv()));
+                  a->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 4, 1, 0, 0, 0, srq.put_void()));
+        EXPECT_ND(E_NOINTERFACE, a->CreateSharedReceiveQueue(IID_IND2Listener, node.file, 4, 1, 0, 0, 0, bad.put_void()));
         Ref<IND2QueuePair> sqp;
         EXPECT_ND(ND_SUCCESS, a->CreateQueuePairWithSrq(IID_IND2QueuePair, cq.get(), cq.get(), srq.get(), nullptr, 4,
-                                                        1, 0, sqp.pv()));
+                                                        1, 0, sqp.put_void()));
         EXPECT_ND(E_NOINTERFACE, a->CreateQueuePairWithSrq(IID_IND2Listener, cq.get(), cq.get(), srq.get(), nullptr,
-                                                           4, 1, 0, bad.pv()));
+                                                           4, 1, 0, bad.put_void()));
     }
 }
 

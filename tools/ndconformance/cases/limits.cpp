@@ -52,34 +52,34 @@ TEST_F(Limits, CompletionQueueDepthR041) {
     Ref<IND2CompletionQueue> cq;
     ULONG max = node.info.MaxCompletionQueueDepth;
     EXPECT_ND(ND_INVALID_PARAMETER_3,
-              node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 0, 0, 0, cq.pv()));
-    EXPECT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 1, 0, 0, cq.pv()));
-    EXPECT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, max, 0, 0, cq.pv()))
+              node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 0, 0, 0, cq.put_void()));
+    EXPECT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 1, 0, 0, cq.put_void()));
+    EXPECT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, max, 0, 0, cq.put_void()))
         << "at MaxCompletionQueueDepth (D06: inclusive)";
     if (max < 0xFFFFFFFFu) {
         EXPECT_ND(ND_INVALID_PARAMETER_3,
-                  node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, max + 1, 0, 0, cq.pv()));
+                  node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, max + 1, 0, 0, cq.put_void()));
     }
 }
 
 // COMPAT: a QP may be deeper than its CQ.
 TEST_F(Limits, QueuePairDeeperThanItsCqIsLegal) {
     Ref<IND2CompletionQueue> cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 2, 0, 0, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 2, 0, 0, cq.put_void()));
     Ref<IND2QueuePair> qp;
     EXPECT_ND(ND_SUCCESS,
-              node.adapter->CreateQueuePair(IID_IND2QueuePair, cq.get(), cq.get(), nullptr, 64, 64, 1, 1, 0, qp.pv()));
+              node.adapter->CreateQueuePair(IID_IND2QueuePair, cq.get(), cq.get(), nullptr, 64, 64, 1, 1, 0, qp.put_void()));
 }
 
 TEST_F(Limits, CreateQueuePairParametersR044) {
     const ND2_ADAPTER_INFO &i = node.info;
     Ref<IND2CompletionQueue> cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 64, 0, 0, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 64, 0, 0, cq.put_void()));
     Ref<IND2Listener> not_a_cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, not_a_cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, not_a_cq.put_void()));
     Ref<IND2QueuePair> qp;
     auto create = [&](IUnknown *rcq, IUnknown *icq, ULONG rd, ULONG id, ULONG rs, ULONG is, ULONG in) {
-        return node.adapter->CreateQueuePair(IID_IND2QueuePair, rcq, icq, nullptr, rd, id, rs, is, in, qp.pv());
+        return node.adapter->CreateQueuePair(IID_IND2QueuePair, rcq, icq, nullptr, rd, id, rs, is, in, qp.put_void());
     };
     // Everything at the limit at once.
     EXPECT_ND(ND_SUCCESS, create(cq.get(), cq.get(), i.MaxReceiveQueueDepth, i.MaxInitiatorQueueDepth,
@@ -95,37 +95,37 @@ TEST_F(Limits, CreateQueuePairParametersR044) {
 
 TEST_F(Limits, SharedReceiveQueueSupportR037) {
     Ref<IND2CompletionQueue> cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 64, 0, 0, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 64, 0, 0, cq.put_void()));
     Ref<IND2SharedReceiveQueue> srq;
     HRESULT hr = node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 16, 1, 0, 0, 0,
-                                                        srq.pv());
+                                                        srq.put_void());
     if (node.info.MaxSharedReceiveQueueDepth == 0) {
         EXPECT_ND(ND_NOT_SUPPORTED, hr) << "MaxSharedReceiveQueueDepth is 0";
         Ref<IND2QueuePair> qp;
         EXPECT_ND(ND_NOT_SUPPORTED, node.adapter->CreateQueuePairWithSrq(IID_IND2QueuePair, cq.get(), cq.get(),
-                                                                         srq.get(), nullptr, 4, 1, 0, qp.pv()));
+                                                                         srq.get(), nullptr, 4, 1, 0, qp.put_void()));
         return;
     }
     // Advertised: it must work.
     ASSERT_ND(ND_SUCCESS, hr);
     Ref<IND2QueuePair> qp;
     EXPECT_ND(ND_SUCCESS, node.adapter->CreateQueuePairWithSrq(IID_IND2QueuePair, cq.get(), cq.get(), srq.get(),
-                                                               nullptr, 4, 1, 0, qp.pv()));
+                                                               nullptr, 4, 1, 0, qp.put_void()));
 }
 
 TEST_F(Limits, CreateQueuePairWithSrqParametersR045) {
     const ND2_ADAPTER_INFO &i = node.info;
     if (i.MaxSharedReceiveQueueDepth == 0) GTEST_SKIP() << "skipped: MaxSharedReceiveQueueDepth is 0 (no SRQ support)";
     Ref<IND2CompletionQueue> cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 64, 0, 0, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 64, 0, 0, cq.put_void()));
     Ref<IND2SharedReceiveQueue> srq;
     ASSERT_ND(ND_SUCCESS,
-              node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 16, 1, 0, 0, 0, srq.pv()));
+              node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 16, 1, 0, 0, 0, srq.put_void()));
     Ref<IND2Listener> wrong;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, wrong.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, wrong.put_void()));
     Ref<IND2QueuePair> qp;
     auto create = [&](IUnknown *rcq, IUnknown *icq, IUnknown *s, ULONG id, ULONG is, ULONG in) {
-        return node.adapter->CreateQueuePairWithSrq(IID_IND2QueuePair, rcq, icq, s, nullptr, id, is, in, qp.pv());
+        return node.adapter->CreateQueuePairWithSrq(IID_IND2QueuePair, rcq, icq, s, nullptr, id, is, in, qp.put_void());
     };
     EXPECT_ND(ND_SUCCESS, create(cq.get(), cq.get(), srq.get(), i.MaxInitiatorQueueDepth, i.MaxInitiatorSge,
                                  i.MaxInlineDataSize));
@@ -143,7 +143,7 @@ TEST_F(Limits, CreateSharedReceiveQueueParametersR049) {
     Ref<IND2SharedReceiveQueue> srq;
     auto create = [&](ULONG depth, ULONG sge) {
         return node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, depth, sge, 0, 0, 0,
-                                                      srq.pv());
+                                                      srq.put_void());
     };
     EXPECT_ND(ND_SUCCESS, create(i.MaxSharedReceiveQueueDepth, i.MaxReceiveSge));
     EXPECT_ND(ND_INVALID_PARAMETER_3, create(i.MaxSharedReceiveQueueDepth + 1, 1));
@@ -163,15 +163,15 @@ uint64_t ProcessCpus() {
 TEST_F(Limits, AffinityThatCannotBeHonouredIsIgnoredR042) {
     Ref<IND2CompletionQueue> cq;
     EXPECT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0,
-                                                              KAFFINITY(1) << 63, cq.pv()))
+                                                              KAFFINITY(1) << 63, cq.put_void()))
         << "affinity naming a processor that does not exist";
     EXPECT_ND(ND_SUCCESS,
-              node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 7, 1, cq.pv()))
+              node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 7, 1, cq.put_void()))
         << "processor group 7 on a system without groups";
     if (node.info.MaxSharedReceiveQueueDepth) {
         Ref<IND2SharedReceiveQueue> srq;
         EXPECT_ND(ND_SUCCESS, node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 16, 1, 0,
-                                                                     0, KAFFINITY(1) << 63, srq.pv()));
+                                                                     0, KAFFINITY(1) << 63, srq.put_void()));
     }
 }
 
@@ -181,7 +181,7 @@ TEST_F(Limits, NotifyAffinityReportedR069R043) {
     uint64_t cpus = ProcessCpus();
     ASSERT_NE(cpus, 0u);
     Ref<IND2CompletionQueue> cq;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.put_void()));
     USHORT group = 9;
     KAFFINITY mask = 0;
     HRESULT hr = cq->GetNotifyAffinity(&group, &mask);
@@ -192,13 +192,13 @@ TEST_F(Limits, NotifyAffinityReportedR069R043) {
     EXPECT_EQ(mask & ~cpus, 0u) << "reported processors outside the process's set";
     // A requested processor is honoured.
     uint64_t last = uint64_t(1) << (63 - __builtin_clzll(cpus));
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, last, cq.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, last, cq.put_void()));
     ASSERT_ND(ND_SUCCESS, cq->GetNotifyAffinity(&group, &mask));
     EXPECT_EQ(mask, last) << "the requested affinity was not used";
     if (node.info.MaxSharedReceiveQueueDepth) {
         Ref<IND2SharedReceiveQueue> srq;
         ASSERT_ND(ND_SUCCESS, node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, 16, 1, 0,
-                                                                     0, last, srq.pv()));
+                                                                     0, last, srq.put_void()));
         hr = srq->GetNotifyAffinity(&group, &mask);
         NDC_SKIP_UNSUPPORTED(hr, "IND2SharedReceiveQueue::GetNotifyAffinity");
         EXPECT_ND(ND_SUCCESS, hr);
@@ -220,7 +220,7 @@ TEST_F(Limits, NotifyAffinityFollowsCallingThreadR043) {
     CPU_SET(__builtin_ctzll(first), &one);
     pthread_getaffinity_np(pthread_self(), sizeof saved, &saved);
     pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-    HRESULT hr2 = node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.pv());
+    HRESULT hr2 = node.adapter->CreateCompletionQueue(IID_IND2CompletionQueue, node.file, 16, 0, 0, cq.put_void());
     pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
     ASSERT_ND(ND_SUCCESS, hr2);
     ASSERT_ND(ND_SUCCESS, cq->GetNotifyAffinity(&group, &mask));

@@ -18,7 +18,7 @@ IpAddress LocalOf(IND2Connector *c, HRESULT *hr) {
 
 TEST_P(Connection, ListenerGetLocalAddressR148R144) {
     Ref<IND2Listener> l;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.put_void()));
     IpAddress a;
     ULONG len = sizeof a.storage;
     EXPECT_ND(ND_INVALID_DEVICE_STATE, l->GetLocalAddress(a.sa(), &len)) << "never bound";
@@ -199,8 +199,8 @@ TEST_P(Connection, ClosingTheListenerCancelsItsRequestsR150) {
     Listener l;
     ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
     Ref<IND2Connector> c1, c2;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.pv()));
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c1.put_void()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, c2.put_void()));
     Ov a, b;
     ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(c1.get(), &a));
     ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(c2.get(), &b));

@@ -41,7 +41,7 @@ HRESULT Register(IND2MemoryRegion *mr, const void *p, size_t len, ULONG flags) {
 TEST_F(MemoryRegion, SecondRegistrationOnOneRegionRejectedR070) {
     Mem a(4096), b(4096);
     Ref<IND2MemoryRegion> mr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     ASSERT_ND(ND_SUCCESS, Register(mr.get(), a.data(), a.size(), kAllRights));
     HRESULT hr = Register(mr.get(), b.data(), b.size(), kAllRights);
     EXPECT_TRUE(FAILED(hr)) << "a second buffer was registered on one MR: " << StatusName(hr);
@@ -60,7 +60,7 @@ TEST_F(MemoryRegion, RegisterAboveMaxRegistrationSizeR072) {
     }
     Mem a(4096);
     Ref<IND2MemoryRegion> mr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     EXPECT_ND(ND_INVALID_PARAMETER, Register(mr.get(), a.data(), node.info.MaxRegistrationSize + 1, kAllRights));
 }
 
@@ -72,7 +72,7 @@ TEST_F(MemoryRegion, RegisterInvalidRangeR073) {
     // and the Register: a success counts as a failure only if the range is
     // still unmapped (msync: ENOMEM); otherwise try again elsewhere.
     for (int attempt = 1;; ++attempt) {
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
         void *hole = mmap(nullptr, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         ASSERT_NE(hole, MAP_FAILED);
         munmap(hole, 4 * page);  // nothing is mapped there now
@@ -84,11 +84,11 @@ TEST_F(MemoryRegion, RegisterInvalidRangeR073) {
             break;
         }
     }
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     EXPECT_ND(ND_ACCESS_VIOLATION, Register(mr.get(), nullptr, page, kAllRights)) << "a null buffer";
     // A range that starts valid and runs into unmapped memory.
     Mem m(page);
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     void *after = mmap(m.data() + page, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (after != MAP_FAILED) munmap(after, page);
     if (after == m.data() + page) {
@@ -117,8 +117,8 @@ TEST_F(MemoryRegion, OneBufferSeveralRegionsSeveralQueuePairsR071R074) {
     ASSERT_TRUE(err.empty()) << err;
     Mem buf(8192);
     Ref<IND2MemoryRegion> rw, ro;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, rw.pv()));
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, ro.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, rw.put_void()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, ro.put_void()));
     ASSERT_ND(ND_SUCCESS, Register(rw.get(), buf.data(), buf.size(), kAllRights));
     ASSERT_ND(ND_SUCCESS,
               Register(ro.get(), buf.data(), buf.size(), ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ));
@@ -156,7 +156,7 @@ TEST_F(MemoryRegion, ReleaseWithoutDeregisterCleansUpR076) {
     uint64_t t0 = NowMs();
     for (int i = 0; i < kRounds; ++i) {
         Ref<IND2MemoryRegion> mr;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
         ASSERT_ND(ND_SUCCESS, Register(mr.get(), m.data(), m.size(), kAllRights)) << "round " << i;
         if (NowMs() - t0 > WaitMs() * 3) {
             SUCCEED() << "stopped after " << i << " rounds (time bound)";
@@ -174,7 +174,7 @@ TEST_F(MemoryRegion, DeregisterWithBoundWindowIsBusyR075) {
     Mem m(8192);
     ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
     ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
     Ov ov;
@@ -192,7 +192,7 @@ TEST_F(MemoryRegion, DeregisterWithBoundWindowIsBusyR075) {
 // free memory a window still lets the peer write.
 TEST_F(MemoryRegion, DeregisterRacingABindNeverLeavesAWindowR075) {
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     auto pair = std::make_unique<Pair>();
     ASSERT_EQ(pair->Connect(node, addr), "");
     Deadline d(WaitMs());
@@ -332,7 +332,7 @@ TEST_F(MemoryWindow, InvalidateLetsGoOfARegionReleasedWhileBoundR076) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 8192, ND_OP_FLAG_ALLOW_READ));
     ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
     const UINT32 token = mw->GetRemoteToken();
@@ -348,7 +348,7 @@ TEST_F(MemoryWindow, NewWindowIsInvalidatedR050) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, false, w.At(0), mw->GetRemoteToken(), 64))
         << "a Read through a window that was never bound";
 }
@@ -358,7 +358,7 @@ TEST_F(MemoryWindow, BindTokenValidWhenBindReturnsR081) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(&w, w.m.mr(), mw.get(), w.m.data() + 4096, 8192,
                                             ND_OP_FLAG_ALLOW_READ | ND_OP_FLAG_ALLOW_WRITE));
     UINT32 early = mw->GetRemoteToken();  // before the completion is reaped
@@ -381,8 +381,8 @@ TEST_F(MemoryWindow, OverlappingWindowsWithDifferentRightsR080) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> rd, wr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, rd.pv()));
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, wr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, rd.put_void()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, wr.put_void()));
     ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), rd.get(), w.m.data(), 8192, ND_OP_FLAG_ALLOW_READ));
     ASSERT_ND(ND_SUCCESS,
               w.p.conn.qp->Bind(nullptr, w.m.mr(), wr.get(), w.m.data() + 4096, 8192, ND_OP_FLAG_ALLOW_WRITE));
@@ -411,7 +411,7 @@ TEST_F(MemoryWindow, RebindThroughAnotherQueuePairAfterInvalidateR078) {
     ASSERT_ND(ND_SUCCESS, m1.Register(node.adapter.get(), node.file, kAllRights));
     ASSERT_ND(ND_SUCCESS, m2.Register(node.adapter.get(), node.file, kAllRights));
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, two.c[0].qp->Bind(nullptr, m1.mr(), mw.get(), m1.data(), 8192, ND_OP_FLAG_ALLOW_READ));
     ASSERT_TRUE(NextIs(two.cq, ND_SUCCESS, Nd2RequestTypeBind));
     EXPECT_ND(ND_SUCCESS, PeerRdma(two.peer, false, m1.addr(), mw->GetRemoteToken(), 8192, 0));
@@ -439,7 +439,7 @@ TEST_F(MemoryWindow, BindWithNoRightsSucceeds) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 4096, 0));
     ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
     EXPECT_ND(ND_ACCESS_VIOLATION, PeerRdma(w.p.peer, false, w.At(0), mw->GetRemoteToken(), 64))
@@ -453,7 +453,7 @@ TEST_F(MemoryWindow, BindWriteNeedsLocalWriteR105) {
     std::string err = w.Setup(node, addr, ND_MR_FLAG_ALLOW_REMOTE_READ);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     HRESULT hr = w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 4096, ND_OP_FLAG_ALLOW_WRITE);
     if (hr == ND_SUCCESS) {
         ND2_RESULT r;
@@ -470,7 +470,7 @@ TEST_F(MemoryWindow, BindOutsideTheRegionRefused) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     HRESULT hr = w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data() + 65536 - 100, 4096,
                                    ND_OP_FLAG_ALLOW_READ);
     if (hr == ND_SUCCESS) {
@@ -486,7 +486,7 @@ TEST_F(MemoryWindow, InvalidateUnboundWindowR107) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Invalidate(&w, mw.get(), 0));
     ND2_RESULT r;
     ASSERT_TRUE(NextIs(w.p.rcq, ND_INVALID_DEVICE_REQUEST, Nd2RequestTypeInvalidate, &r));
@@ -500,7 +500,7 @@ TEST_F(MemoryWindow, AccessThroughInvalidatedWindowFailsR106) {
     std::string err = w.Setup(node, addr);
     ASSERT_TRUE(err.empty()) << err;
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, w.p.conn.qp->Bind(nullptr, w.m.mr(), mw.get(), w.m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
     ASSERT_TRUE(NextIs(w.p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
     UINT32 token = mw->GetRemoteToken();
@@ -524,7 +524,7 @@ TEST_F(MemoryRegion, WriteRightsOnReadOnlyMemoryAreRefused) {
     ASSERT_NE(p, MAP_FAILED);
     ASSERT_EQ(mprotect(p + page, page, PROT_READ), 0);
     Ref<IND2MemoryRegion> mr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     const struct {
         size_t off, len;
         ULONG flags;

@@ -109,7 +109,7 @@ TEST_F(Overlapped, AcceptedCallsPendThenCompleteExactlyOnceR023) {
     // Register.
     Mem m(65536);
     Ref<IND2MemoryRegion> mr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     Ov ov_reg;
     HRESULT hr = mr->Register(m.data(), m.size(), kAllRights, &ov_reg);
     EXPECT_ND(ND_PENDING, hr) << "Register";
@@ -208,7 +208,7 @@ TEST_F(Overlapped, ImmediateErrorsNotifyNothingR022) {
     {
         Mem m(4096);
         Ref<IND2MemoryRegion> mr;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
         Ov ov;
         SIZE_T too_big = node.info.MaxRegistrationSize + 1;
         t.Complete(mr.get(), ov, mr->Register(m.data(), too_big, kAllRights, &ov), "Register above MaxRegistrationSize");

@@ -28,8 +28,8 @@ TEST_F(Overlapped, GetOverlappedResultWaitBlocksUntilDoneR028) {
     Listener l;
     ASSERT_EQ(l.Start(node, WithPort(addr, 0)), "");
     auto w = std::make_shared<Waiter>();
-    w->listener = l.listener;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, w->connector.pv()));
+    w->listener = l.listener.Share();
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, w->connector.put_void()));
     ASSERT_ND(ND_PENDING, w->listener->GetConnectionRequest(w->connector.get(), &w->ov));
     std::thread([w] {
         w->result = w->listener->GetOverlappedResult(&w->ov, TRUE);
@@ -52,8 +52,8 @@ TEST_F(Overlapped, ConcurrentGetOverlappedResultR030) {
     std::vector<std::shared_ptr<Waiter>> ws;
     for (int i = 0; i < kWaiters; ++i) {
         auto w = std::make_shared<Waiter>();
-        w->listener = l.listener;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, w->connector.pv()));
+        w->listener = l.listener.Share();
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, w->connector.put_void()));
         ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(w->connector.get(), &w->ov));
         ws.push_back(w);
     }
@@ -108,7 +108,7 @@ TEST_F(Overlapped, CancelCompletesAllInIssueOrderR031) {
     std::vector<std::unique_ptr<Ov>> ovs;
     std::vector<Ref<IND2Connector>> cons(kN);
     for (int i = 0; i < kN; ++i) {
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, cons[i].pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, node.file, cons[i].put_void()));
         ovs.push_back(std::make_unique<Ov>());
         ASSERT_ND(ND_PENDING, l.listener->GetConnectionRequest(cons[i].get(), ovs.back().get()));
     }
@@ -238,12 +238,12 @@ TEST_F(Overlapped, ClosingTheFileEarlyIsHarmlessR025) {
         Mem m(4096);
         ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), file2, kAllRights));
         Ref<IND2Listener> lis;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, file2, lis.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, file2, lis.put_void()));
         IpAddress la = WithPort(addr, 0);
         ASSERT_ND(ND_SUCCESS, lis->Bind(la.sa(), la.length()));
         ASSERT_ND(ND_SUCCESS, lis->Listen(0));
         Ref<IND2Connector> con;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, file2, con.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateConnector(IID_IND2Connector, file2, con.put_void()));
         Ov ov_get, ov_notify;
         ASSERT_ND(ND_PENDING, lis->GetConnectionRequest(con.get(), &ov_get));
         ASSERT_ND(ND_PENDING, cq2->Notify(ND_CQ_NOTIFY_ANY, &ov_notify));

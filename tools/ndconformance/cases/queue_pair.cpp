@@ -71,7 +71,7 @@ TEST_P(QueuePair, CompletionsCarryContextOnTheRightCqR047R064) {
         ASSERT_ND(ND_SUCCESS, c[1].qp->Write(&ictx[1], &sge, 1, rb.addr, rb.token, 0));
         ASSERT_ND(ND_SUCCESS, c[1].qp->Read(&ictx[2], &sge, 1, rb.addr, rb.token, 0));
         Ref<IND2MemoryWindow> mw;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
         ASSERT_ND(ND_SUCCESS, c[1].qp->Bind(&ictx[3], m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
         ND2_REQUEST_TYPE types[4] = {Nd2RequestTypeSend, Nd2RequestTypeWrite, Nd2RequestTypeRead, Nd2RequestTypeBind};
         for (int k = 0; k < 4; ++k) {
@@ -102,7 +102,7 @@ TEST_P(QueuePair, UnconnectedQueuePairR093R094) {
     EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Write(nullptr, &sge, 1, m.addr(), m.remote_token(), 0));
     EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Read(nullptr, &sge, 1, m.addr(), m.remote_token(), 0));
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 64, ND_OP_FLAG_ALLOW_READ));
     EXPECT_ND(ND_CONNECTION_INVALID, c.qp->Invalidate(nullptr, mw.get(), 0));
     ND2_RESULT extra;
@@ -254,7 +254,7 @@ TEST_P(QueuePair, SilentSuccessHidesOnlySuccessR098) {
     constexpr ULONG S = ND_OP_FLAG_SILENT_SUCCESS;
     ND2_SGE sge = m.Sge(0, 1000);
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, S));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, S));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, rb.addr, rb.token, S));
@@ -292,7 +292,7 @@ TEST_P(QueuePair, EveryAllowedFlagIsAccepted) {
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, ND_OP_FLAG_INLINE));
     Ref<IND2MemoryWindow> mw;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ | F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Invalidate(nullptr, mw.get(), F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_WRITE));

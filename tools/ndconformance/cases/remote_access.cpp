@@ -442,7 +442,7 @@ TEST_P(RemoteAccess, NoWriteLandsAfterDeregisterOnceTheQueuePairIsGone) {
 TEST_P(RemoteAccess, NoWriteLandsThroughAWindowOnceItsInvalidateCompletedR106) {
     InRounds(node, addr, [this](Pair &p, Mem &ours) {
         Ref<IND2MemoryWindow> mw;
-        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()));
+        ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
         ASSERT_ND(ND_SUCCESS,
                   p.conn.qp->Bind(nullptr, ours.mr(), mw.get(), ours.data(), ours.size(), ND_OP_FLAG_ALLOW_WRITE));
         ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeBind));

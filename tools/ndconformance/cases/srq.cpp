@@ -23,7 +23,7 @@ struct SrqSetup {
     Mem m{1 << 20};
     std::string Create(Node &node, ULONG depth, ULONG threshold, ULONG sge = 1) {
         HRESULT hr = node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, depth, sge,
-                                                            threshold, 0, 0, srq.pv());
+                                                            threshold, 0, 0, srq.put_void());
         if (FAILED(hr)) return "CreateSharedReceiveQueue: " + StatusName(hr);
         if (FAILED(hr = m.Register(node.adapter.get(), node.file, kAllRights))) return "Register: " + StatusName(hr);
         return "";
@@ -194,7 +194,7 @@ TEST_F(SharedReceiveQueue, ReceivePostingLimitsR087) {
     ULONG max = node.info.MaxSharedReceiveQueueDepth, sges = node.info.MaxReceiveSge;
     Ref<IND2SharedReceiveQueue> srq;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node.file, max, sges, 0,
-                                                                 0, 0, srq.pv()));
+                                                                 0, 0, srq.put_void()));
     Mem m(4096);
     ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
     std::vector<ND2_SGE> sge(sges + 1, m.Sge(0, 8));

@@ -112,7 +112,7 @@ TEST(Helper, StartupCleanupCountedR154R155) {
     EXPECT_ND(ND_DEVICE_NOT_READY, NdResolveAddress(a.sa(), a.length(), reinterpret_cast<sockaddr *>(&local), &lcb));
     EXPECT_ND(ND_DEVICE_NOT_READY, NdCheckAddress(a.sa(), a.length()));
     Ref<IND2Adapter> adapter;
-    EXPECT_ND(ND_DEVICE_NOT_READY, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.pv()));
+    EXPECT_ND(ND_DEVICE_NOT_READY, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.put_void()));
     ASSERT_ND(S_OK, NdStartup());  // restore the suite's reference
     EXPECT_ND(ND_SUCCESS, NdCheckAddress(a.sa(), a.length()));
 }
@@ -154,11 +154,11 @@ TEST(Helper, CheckAddressAndOpenAdapterValidationR157) {
     IpAddress unknown = UnservedAddress(a.family());
     EXPECT_ND(ND_INVALID_ADDRESS, NdCheckAddress(unknown.sa(), unknown.length()));
     Ref<IND2Adapter> adapter;
-    EXPECT_ND(ND_INVALID_PARAMETER_2, NdOpenAdapter(IID_IND2Adapter, a.sa(), sizeof(sockaddr) - 1, adapter.pv()));
+    EXPECT_ND(ND_INVALID_PARAMETER_2, NdOpenAdapter(IID_IND2Adapter, a.sa(), sizeof(sockaddr) - 1, adapter.put_void()));
     EXPECT_ND(ND_INVALID_ADDRESS,
-              NdOpenAdapter(IID_IND2Adapter, reinterpret_cast<sockaddr *>(&un), sizeof un, adapter.pv()));
-    EXPECT_ND(ND_INVALID_ADDRESS, NdOpenAdapter(IID_IND2Adapter, unknown.sa(), unknown.length(), adapter.pv()));
-    EXPECT_ND(ND_SUCCESS, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.pv()));
+              NdOpenAdapter(IID_IND2Adapter, reinterpret_cast<sockaddr *>(&un), sizeof un, adapter.put_void()));
+    EXPECT_ND(ND_INVALID_ADDRESS, NdOpenAdapter(IID_IND2Adapter, unknown.sa(), unknown.length(), adapter.put_void()));
+    EXPECT_ND(ND_SUCCESS, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.put_void()));
 }
 
 TEST(Helper, ResolveAddressGivesLocalAddressWithPortZero) {  // COMPAT
@@ -178,10 +178,10 @@ TEST(Helper, ResolveAddressGivesLocalAddressWithPortZero) {  // COMPAT
 TEST(Helper, OpenAdapterRoutesByVersionR158) {
     IpAddress a = PrimaryAddress();
     Ref<IND2Adapter> adapter;
-    EXPECT_ND(ND_SUCCESS, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.pv()));
+    EXPECT_ND(ND_SUCCESS, NdOpenAdapter(IID_IND2Adapter, a.sa(), a.length(), adapter.put_void()));
     // IID_INDAdapter goes to v1 providers only; none serves this address.
     Ref<IUnknown> v1;
-    EXPECT_ND(ND_INVALID_ADDRESS, NdOpenAdapter(IID_INDAdapter, a.sa(), a.length(), v1.pv()));
+    EXPECT_ND(ND_INVALID_ADDRESS, NdOpenAdapter(IID_INDAdapter, a.sa(), a.length(), v1.put_void()));
 }
 
 }  // namespace

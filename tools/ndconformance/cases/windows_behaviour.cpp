@@ -123,7 +123,7 @@ TEST_P(QueuePair, ASendThatCompletedBeforeThePeerLeftIsDelivered) {
 TEST_P(Connection, ASecondBindListenOrConnectFailsAsOnWindows) {
     IpAddress any = WithPort(addr, 0);
     Ref<IND2Listener> l;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l.put_void()));
     ASSERT_ND(ND_SUCCESS, l->Bind(any.sa(), any.length()));
     EXPECT_ND(kAddressAlreadyAssociated, l->Bind(any.sa(), any.length())) << "a listener bound already";
     ASSERT_ND(ND_SUCCESS, l->Listen(0));
@@ -158,7 +158,7 @@ TEST_P(Connection, ASecondBindListenOrConnectFailsAsOnWindows) {
     EXPECT_ND(kAddressAlreadyAssociated, other.connector->Bind(held.sa(), held.length()))
         << "another connector on a connected connector's port";
     Ref<IND2Listener> l2;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l2.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, l2.put_void()));
     EXPECT_ND(kAddressAlreadyAssociated, l2->Bind(held.sa(), held.length()))
         << "a listener on a connected connector's port";
 }
@@ -207,7 +207,7 @@ TEST_P(Connection, TheLastReleaseReturnsZero) {
 // Register(buffer, 0) ND_INVALID_BUFFER_SIZE; the region stays usable.
 TEST_F(MemoryRegion, RegisteringNothingFailsAsOnWindows) {
     Ref<IND2MemoryRegion> mr;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryRegion(IID_IND2MemoryRegion, node.file, mr.put_void()));
     Ov ov;
     EXPECT_ND(ND_INVALID_PARAMETER, mr->Register(nullptr, 0, ND_MR_FLAG_ALLOW_LOCAL_WRITE, &ov));
     Mem m(4096);
@@ -271,11 +271,11 @@ TEST_P(Connection, AListenPortIsFreeAsSoonAsItsListenerIsReleased) {
     in.c.connector.reset();
     IpAddress same = WithPort(addr, port);
     Ref<IND2Listener> held;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, held.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, held.put_void()));
     EXPECT_ND(kAddressAlreadyAssociated, held->Bind(same.sa(), same.length())) << "while the listener holds it";
     in.lst.listener.reset();
     Ref<IND2Listener> next;
-    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, next.pv()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateListener(IID_IND2Listener, node.file, next.put_void()));
     EXPECT_ND(ND_SUCCESS, next->Bind(same.sa(), same.length())) << "the port, once its listener is released";
     EXPECT_ND(ND_SUCCESS, next->Listen(0));
     EXPECT_ND(kAddressAlreadyAssociated, held->Bind(same.sa(), same.length())) << "while the new listener holds it";

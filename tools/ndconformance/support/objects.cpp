@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/connection.h"
 #include "ndsupport.h"
 #include "opennd/catalog.h"
 #include "opennd/providers.h"
@@ -81,7 +82,7 @@ HRESULT NewProvider(IND2Provider **out) {
 
 IpAddress UnservedAddress(int family) {
     Ref<IND2Provider> p;
-    NewProvider(p.out());
+    NewProvider(p.put());
     ULONG cb = 0;
     p->QueryAddressList(nullptr, &cb);
     std::vector<uint8_t> buf(cb + 1);
@@ -103,7 +104,7 @@ IpAddress UnservedAddress(int family) {
 HRESULT OpenAdapterFor(const IpAddress &local, IND2Adapter **out) {
     *out = nullptr;
     Ref<IND2Provider> p;
-    HRESULT hr = NewProvider(p.out());
+    HRESULT hr = NewProvider(p.put());
     if (FAILED(hr)) return hr;
     UINT64 id = 0;
     hr = p->ResolveAddress(local.sa(), local.length(), &id);
@@ -112,10 +113,8 @@ HRESULT OpenAdapterFor(const IpAddress &local, IND2Adapter **out) {
 }
 
 ND2_ADAPTER_INFO QueryInfo(IND2Adapter *adapter) {
-    ND2_ADAPTER_INFO info{};
-    info.InfoVersion = ND_VERSION_2;
-    ULONG len = sizeof info;
-    if (FAILED(adapter->Query(&info, &len))) info = ND2_ADAPTER_INFO{};
+    ND2_ADAPTER_INFO info;
+    opennd::client::QueryInfo(adapter, &info);  // zeroed on failure
     return info;
 }
 
@@ -140,7 +139,7 @@ HRESULT Cq::Create(IND2Adapter *adapter, HANDLE file, ULONG depth, bool pump_it)
     Release();
     buffer_.clear();
     pump = pump_it;
-    HRESULT hr = adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, depth, 0, 0, cq_.pv());
+    HRESULT hr = adapter->CreateCompletionQueue(IID_IND2CompletionQueue, file, depth, 0, 0, cq_.put_void());
     if (SUCCEEDED(hr)) {
         std::lock_guard<std::mutex> lock(g_pump_mu);
         g_pumped.insert(this);
@@ -250,9 +249,15 @@ std::string Describe(const ND2_RESULT &r) {
 
 // ----------------------------------------------------------------- Mem
 
+namespace {
+// The helper's status as the cases see it: a wait past its bound is a hang.
+HRESULT Final(const opennd::client::Status &s) { return s.timed_out() ? kHang : s.hr(); }
+opennd::client::Deadline Bound(uint64_t ms = 0) { return opennd::client::Deadline::After(ms ? ms : WaitMs()); }
+}  // namespace
+
 Mem::~Mem() {
     if (mr_) Deregister();
-    mr_.reset();
+    mr_.Take().reset();
     if (data_) munmap(data_, mapped_);
 }
 
@@ -269,10 +274,7 @@ void Mem::Allocate(size_t size) {
 }
 
 HRESULT Mem::Register(IND2Adapter *adapter, HANDLE file, ULONG flags, size_t off, size_t len) {
-    HRESULT hr = adapter->CreateMemoryRegion(IID_IND2MemoryRegion, file, mr_.pv());
-    if (FAILED(hr)) return hr;
-    Ov ov;
-    return Finish(mr_.get(), &ov, mr_->Register(data_ + off, len ? len : size_ - off, flags, &ov));
+    return Final(mr_.Register(adapter, file, data_ + off, len ? len : size_ - off, flags, Bound()));
 }
 
 void Mem::Revoke() {
@@ -282,11 +284,7 @@ void Mem::Revoke() {
     }
 }
 
-HRESULT Mem::Deregister() {
-    if (!mr_) return ND_SUCCESS;
-    Ov ov;
-    return Finish(mr_.get(), &ov, mr_->Deregister(&ov));
-}
+HRESULT Mem::Deregister() { return Final(mr_.Deregister(Bound())); }
 
 ND2_SGE Mem::Sge(size_t off, size_t len) const {
     if (len == SIZE_MAX) len = size_ - off;
@@ -295,17 +293,14 @@ ND2_SGE Mem::Sge(size_t off, size_t len) const {
 
 // ----------------------------------------------------------------- Node
 
-Node::~Node() {
-    adapter.reset();
-    if (file) CloseHandle(file);
-}
-
 std::string Node::Open(const IpAddress &address) {
     local = WithPort(address, 0);
-    HRESULT hr = OpenAdapterFor(local, adapter.out());
+    Ref<IND2Adapter> opened;
+    HRESULT hr = OpenAdapterFor(local, opened.put());
     if (FAILED(hr)) return "opening the adapter for " + IpText(local) + ": " + StatusName(hr);
-    if (FAILED(hr = adapter->CreateOverlappedFile(&file))) return "CreateOverlappedFile: " + StatusName(hr);
-    info = QueryInfo(adapter.get());
+    opennd::client::Status s = Adopt(std::move(opened));
+    // A Query that fails leaves the info zeroed: the cases that need it say so.
+    if (!s && s.call() != "IND2Adapter::Query") return s.call() + ": " + StatusName(s.hr());
     return "";
 }
 
@@ -320,16 +315,16 @@ HRESULT Conn::Create(Node &n, Cq &receive_cq, Cq &initiator_cq, const QpShape &s
     HRESULT hr;
     if (s.srq)
         hr = n.adapter->CreateQueuePairWithSrq(IID_IND2QueuePair, rcq->get(), icq->get(), s.srq, context,
-                                               s.initiator_depth, s.initiator_sge, inline_size, qp.pv());
+                                               s.initiator_depth, s.initiator_sge, inline_size, qp.put_void());
     else
         hr = n.adapter->CreateQueuePair(IID_IND2QueuePair, rcq->get(), icq->get(), context, s.receive_depth,
-                                        s.initiator_depth, s.receive_sge, s.initiator_sge, inline_size, qp.pv());
+                                        s.initiator_depth, s.receive_sge, s.initiator_sge, inline_size, qp.put_void());
     if (FAILED(hr)) return hr;
     return NewConnector();
 }
 
 HRESULT Conn::NewConnector() {
-    return node->adapter->CreateConnector(IID_IND2Connector, node->file, connector.pv());
+    return node->adapter->CreateConnector(IID_IND2Connector, node->file, connector.put_void());
 }
 
 HRESULT Conn::Connect(const IpAddress &dest, const void *pd, ULONG pd_len, ULONG in_rl, ULONG out_rl,
@@ -337,27 +332,18 @@ HRESULT Conn::Connect(const IpAddress &dest, const void *pd, ULONG pd_len, ULONG
     IpAddress local = WithPort(node->local, 0);
     HRESULT hr = connector->Bind(local.sa(), local.length());
     if (FAILED(hr)) return hr;
-    Ov ov;
-    hr = Finish(connector.get(), &ov,
-                connector->Connect(qp.get(), dest.sa(), dest.length(), in_rl, out_rl, pd, pd_len, &ov));
+    hr = Final(opennd::client::Connect(connector, qp, dest, {pd, pd_len, in_rl, out_rl}, Bound()));
     if (FAILED(hr) || !complete) return hr;
     return CompleteConnect();
 }
 
-HRESULT Conn::CompleteConnect() {
-    Ov ov;
-    return Finish(connector.get(), &ov, connector->CompleteConnect(&ov));
-}
+HRESULT Conn::CompleteConnect() { return Final(opennd::client::CompleteConnect(connector, Bound())); }
 
 HRESULT Conn::Accept(const void *pd, ULONG pd_len, ULONG in_rl, ULONG out_rl) {
-    Ov ov;
-    return Finish(connector.get(), &ov, connector->Accept(qp.get(), in_rl, out_rl, pd, pd_len, &ov));
+    return Final(opennd::client::Accept(connector, qp, {pd, pd_len, in_rl, out_rl}, Bound()));
 }
 
-HRESULT Conn::Disconnect() {
-    Ov ov;
-    return Finish(connector.get(), &ov, connector->Disconnect(&ov));
-}
+HRESULT Conn::Disconnect() { return Final(opennd::client::Disconnect(connector, Bound())); }
 
 HRESULT Conn::PostReceive(const Mem &m, size_t off, size_t len, void *ctx) {
     ND2_SGE sge = m.Sge(off, len);
@@ -372,16 +358,14 @@ HRESULT Conn::PostSend(const Mem &m, size_t off, size_t len, ULONG flags, void *
 // ------------------------------------------------------------- Listener
 
 std::string Listener::Start(Node &n, const IpAddress &address, ULONG backlog) {
-    HRESULT hr = n.adapter->CreateListener(IID_IND2Listener, n.file, listener.pv());
-    if (FAILED(hr)) return "CreateListener: " + StatusName(hr);
-    if (FAILED(hr = listener->Bind(address.sa(), address.length())))
-        return "Listener::Bind(" + IpText(address, true) + "): " + StatusName(hr);
-    if (FAILED(hr = listener->Listen(backlog))) return "Listen: " + StatusName(hr);
-    IpAddress bound;
-    ULONG len = sizeof bound.storage;
-    if (FAILED(hr = listener->GetLocalAddress(bound.sa(), &len))) return "Listener::GetLocalAddress: " + StatusName(hr);
-    port = PortOf(bound);
-    if (port == 0) return "Listener::GetLocalAddress reported port 0";
+    opennd::client::Listener started;
+    opennd::client::Status s = started.Listen(n.adapter, n.file, address, backlog);
+    listener = started.Share();  // kept whatever failed, as the cases may look at it
+    if (s.call() == "IND2Listener::Bind")
+        return s.call() + "(" + IpText(address, true) + "): " + StatusName(s.hr());
+    if (!s) return s.call() + ": " + StatusName(s.hr());
+    port = started.port();
+    if (port == 0) return "IND2Listener::GetLocalAddress reported port 0";
     return "";
 }
 

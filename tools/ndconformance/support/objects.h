@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/node.h"
+#include "common/region.h"
 #include "support/util.h"
 
 namespace ndc {
@@ -118,7 +120,7 @@ public:
     UINT32 remote_token() const { return mr_->GetRemoteToken(); }
     uint64_t addr(size_t off = 0) const { return reinterpret_cast<uint64_t>(data_ + off); }
     ND2_SGE Sge(size_t off = 0, size_t len = SIZE_MAX) const;
-    void ReleaseMr() { mr_.reset(); }
+    void ReleaseMr() { mr_.Take().reset(); }  // without Deregister
     // As if the memory were freed: no access is possible any more, but the
     // range stays reserved, so a stray write faults instead of landing in
     // memory mapped there later.
@@ -128,7 +130,7 @@ private:
     char *data_ = nullptr;
     size_t size_ = 0;
     size_t mapped_ = 0;
-    Ref<IND2MemoryRegion> mr_;
+    opennd::client::Region mr_;
 };
 
 constexpr ULONG kAllRights = ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REMOTE_READ |
@@ -136,17 +138,10 @@ constexpr ULONG kAllRights = ND_MR_FLAG_ALLOW_LOCAL_WRITE | ND_MR_FLAG_ALLOW_REM
 
 // --------------------------------------------------------------- a node
 
-// One process's adapter and overlapped file.
-struct Node {
+// One process's adapter, overlapped file and adapter info (the helper's
+// Node, opened through the provider under test rather than the catalog).
+struct Node : opennd::client::Node {
     IpAddress local;
-    Ref<IND2Adapter> adapter;
-    HANDLE file = nullptr;
-    ND2_ADAPTER_INFO info{};
-
-    Node() = default;
-    ~Node();
-    Node(const Node &) = delete;
-    Node &operator=(const Node &) = delete;
     // Opens the adapter serving `address` and an overlapped file. "" or why not.
     std::string Open(const IpAddress &address);
 };

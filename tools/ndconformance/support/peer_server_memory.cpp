@@ -66,7 +66,7 @@ std::optional<Msg> Server::MemoryVerb(const Msg &m) {
         NeedHr(node_.adapter->CreateSharedReceiveQueue(IID_IND2SharedReceiveQueue, node_.file,
                                                        static_cast<ULONG>(m.U64("depth", 64)),
                                                        static_cast<ULONG>(m.U64("sge", 1)),
-                                                       static_cast<ULONG>(m.U64("threshold", 0)), 0, 0, s.pv()),
+                                                       static_cast<ULONG>(m.U64("threshold", 0)), 0, 0, s.put_void()),
                "CreateSharedReceiveQueue");
         return Ok();
     }
@@ -95,7 +95,7 @@ std::optional<Msg> Server::MemoryVerb(const Msg &m) {
 Msg Server::Bind(const Msg &m) {
     std::string name = m.Str("name");
     Ref<IND2MemoryWindow> &mw = mws_[name];
-    if (!mw) NeedHr(node_.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.pv()), "CreateMemoryWindow");
+    if (!mw) NeedHr(node_.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()), "CreateMemoryWindow");
     PConn &pc = C(m);
     Mem &mem = M(m.Str("mem"));
     size_t off = m.U64("off"), len = m.U64("len");

@@ -3,6 +3,8 @@
 #include <fstream>
 #include "support/util.h"
 
+#include "common/await.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,21 +128,9 @@ void Ov::Reuse() {
 bool Ov::Signaled() const { return event && WaitForSingleObject(event, 0) == WAIT_OBJECT_0; }
 
 HRESULT Finish(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, uint64_t ms) {
-    if (hr != ND_PENDING) return hr;
-    Deadline d(ms ? ms : WaitMs());
-    Backoff b;
-    while ((hr = obj->GetOverlappedResult(ov, FALSE)) == ND_PENDING) {
-        if (d.Expired()) {
-            // A hang: cancel, so that the provider does not complete into an
-            // OVERLAPPED that has gone out of scope by then.
-            obj->CancelOverlappedRequests();
-            Deadline d2(1000);
-            while (obj->GetOverlappedResult(ov, FALSE) == ND_PENDING && !d2.Expired()) b.Pause();
-            return kHang;
-        }
-        b.Pause();
-    }
-    return hr;
+    opennd::client::Status s = opennd::client::Await(
+        obj, *ov, hr, opennd::client::Deadline::After(ms ? ms : WaitMs()), "");
+    return s.timed_out() ? kHang : s.hr();
 }
 
 IpAddress ParseIp(const std::string &text) {

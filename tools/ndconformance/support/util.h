@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/com_ptr.h"
 #include "ndspi.h"
 #include "opennd/ip_address.h"
 
@@ -98,45 +99,10 @@ const char *RequestTypeName(int type);
 
 // ----------------------------------------------------------- COM pointer
 
+// The consumer-side helper's (tools/common): move-only; Share() for a
+// second reference.
 template <class T>
-class Ref {
-public:
-    Ref() = default;
-    explicit Ref(T *p) : p_(p) {}  // adopts a reference
-    Ref(const Ref &o) : p_(o.p_) {
-        if (p_) p_->AddRef();
-    }
-    Ref(Ref &&o) noexcept : p_(o.p_) { o.p_ = nullptr; }
-    Ref &operator=(Ref o) {
-        std::swap(p_, o.p_);
-        return *this;
-    }
-    ~Ref() { reset(); }
-    void reset() {
-        if (p_) p_->Release();
-        p_ = nullptr;
-    }
-    T *get() const { return p_; }
-    T *operator->() const { return p_; }
-    explicit operator bool() const { return p_ != nullptr; }
-    // For Create*(…, void **out): releases the current object first.
-    void **pv() {
-        reset();
-        return reinterpret_cast<void **>(&p_);
-    }
-    T **out() {
-        reset();
-        return &p_;
-    }
-    T *detach() {
-        T *p = p_;
-        p_ = nullptr;
-        return p;
-    }
-
-private:
-    T *p_ = nullptr;
-};
+using Ref = opennd::client::ComPtr<T>;
 
 // ------------------------------------------------------------ overlapped
 
@@ -153,10 +119,10 @@ struct Ov : OVERLAPPED {
 };
 
 // The final status of an overlapped call that returned `hr`: hr itself
-// unless it is ND_PENDING; then GetOverlappedResult(FALSE) is polled until
-// the request finishes, for at most `ms`. If it does not, the object's
-// requests are cancelled (so nothing completes into a dead OVERLAPPED later)
-// and the result is kHang.
+// unless it is ND_PENDING; then opennd::client::Await's, for at most `ms`
+// (default WaitMs()). If the request does not finish by then, the object's
+// requests are cancelled and the completion collected (so nothing completes
+// into a dead OVERLAPPED later), and the result is kHang.
 HRESULT Finish(IND2Overlapped *obj, OVERLAPPED *ov, HRESULT hr, uint64_t ms = 0);
 // One completion packet from the port within `ms`; false if none.
 bool DequeuePacket(HANDLE port, OVERLAPPED_ENTRY *e, DWORD ms);
