@@ -64,4 +64,9 @@ TEST(ClientStatus, NamesTheCallAndTheStatus) {
     EXPECT_EQ(t.message(), "GetConnectionRequest: timed out");
 }
 
+TEST(ClientStatus, DescriptionAddsTheMeaning) {
+    EXPECT_EQ(opennd::client::StatusDescription(ND_CONNECTION_REFUSED).rfind("ND_CONNECTION_REFUSED (", 0), 0u);
+    EXPECT_EQ(opennd::client::StatusText(ND_CONNECTION_REFUSED), "ND_CONNECTION_REFUSED");
+}
+
 }  // namespace

@@ -53,6 +53,13 @@ struct Connection {
     Status Connect(const opennd::net::IpAddress &dest, const ConnectParams &p, Deadline d);
     Status Accept(const ConnectParams &p, Deadline d) { return client::Accept(connector, qp, p, d); }
     Status Disconnect(Deadline d) { return client::Disconnect(connector, d); }
+    // Releases them in the destructor's order (an assignment from an empty
+    // Connection would release the CQ first).
+    void Reset() {
+        connector.reset();
+        qp.reset();
+        cq.reset();
+    }
 };
 
 class Listener {

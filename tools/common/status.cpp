@@ -16,6 +16,13 @@ std::string StatusText(HRESULT hr) {
     return OpenNdStatusText(hr, buf, sizeof buf);
 }
 
+std::string StatusDescription(HRESULT hr) {
+    std::string s = StatusText(hr);
+    const char *m = OpenNdStatusMeaning(hr);
+    if (m && *m) s += std::string(" (") + m + ")";
+    return s;
+}
+
 std::string Status::message() const {
     std::string what = timed_out_ ? (abandoned_ ? "timed out, and its cancel never completed" : "timed out")
                                   : StatusText(hr_);

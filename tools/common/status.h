@@ -39,5 +39,8 @@ private:
 
 // The status's name ("ND_CANCELED", else its hex value).
 std::string StatusText(HRESULT hr);
+// The name and, where libopennd has one, its meaning for a user:
+// "ND_CONNECTION_REFUSED (no listener, backlog full, or the peer rejected)".
+std::string StatusDescription(HRESULT hr);
 
 }  // namespace opennd::client

@@ -20,13 +20,7 @@ uint64_t NowNs() {
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-std::string StatusName(HRESULT hr) {
-    char buf[32];
-    std::string s = OpenNdStatusText(hr, buf, sizeof buf);
-    const char *m = OpenNdStatusMeaning(hr);
-    if (m && *m) s += std::string(" (") + m + ")";
-    return s;
-}
+std::string StatusName(HRESULT hr) { return opennd::client::StatusDescription(hr); }
 
 opennd::net::IpAddress ParseAddressOrThrow(const std::string &text) {
     opennd::net::IpAddress a;
@@ -198,7 +192,7 @@ bool Listener::Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms) {
 }
 
 Endpoint::~Endpoint() {
-    conn_ = opennd::client::Connection();
+    conn_.Reset();
     if (file_) CloseHandle(file_);
     if (port_) CloseHandle(port_);
 }

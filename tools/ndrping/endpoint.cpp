@@ -30,13 +30,7 @@ constexpr uint64_t kGraceAfterDisconnectMs = 2000;
 
 }  // namespace
 
-std::string StatusName(HRESULT hr) {
-    char buf[32];
-    std::string s = OpenNdStatusText(hr, buf, sizeof buf);
-    const char *m = OpenNdStatusMeaning(hr);
-    if (m && *m) s += std::string(" (") + m + ")";
-    return s;
-}
+std::string StatusName(HRESULT hr) { return opennd::client::StatusDescription(hr); }
 
 Endpoint::~Endpoint() {
     try {
@@ -50,6 +44,7 @@ Endpoint::~Endpoint() {
     conn_.qp.reset();
     recv_.Reset();  // deregistered before the CQ and adapter go
     send_.Reset();
+    conn_.Reset();
 }
 
 void Endpoint::Debug(const char *fmt, ...) {
