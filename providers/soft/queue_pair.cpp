@@ -2,6 +2,7 @@
 #include "memory_objects.h"
 #include "opennd/kit/registry.h"
 #include "queue_pair.h"
+#include "shm_path_inline.h"
 #include "soft_limits.h"
 #include "srq.h"
 

@@ -59,58 +59,6 @@ void ShmPath::PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESUL
     if (FAILED(status) && state() == State::Connected) FailLocked(status);
 }
 
-HRESULT ShmPath::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total) {
-    const bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
-    std::unique_lock<QpLock> lock(tx_mu_);
-    // Reaping reads what the peer writes as it consumes; a Send needs it only
-    // when the queue or the ring runs short (polling reaps the rest).
-    if (ops_.size() >= idepth_ / 2 || producer_.FreeSlots() < kRingSlots / 4) ReapLocked();
-    if (ops_.size() >= idepth_) return ND_NO_MORE_ENTRIES;
-    if (state() != State::Connected) {
-        PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_CANCELED);
-        EmitLocked();
-        return ND_SUCCESS;
-    }
-    if (!inline_data && !LocalSgesValid(sge, nsge, 0, nullptr, &tx_memo_)) {
-        PushOpLocked(Nd2RequestTypeSend, ctx, flags, ND_ACCESS_VIOLATION);
-        EmitLocked();
-        lock.unlock();
-        FlushReceives();
-        TerminatePeer(ND_ACCESS_VIOLATION);
-        return ND_SUCCESS;
-    }
-    if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
-        return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
-                                static_cast<uint32_t>(total), flags, 0, 0);
-    Op &op = AddOpLocked(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, kNotStamped);
-    bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
-    if (backlog_.empty() && !fenced &&
-        TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
-        // NoteProgressLocked, for the one thing that changed: the backlog
-        // was and is empty; this Send is the oldest waiting if none was.
-        if (oldest_in_ring_ms_.load(std::memory_order_relaxed) == 0)
-            oldest_in_ring_ms_.store(kNotStamped, std::memory_order_relaxed);
-        return ND_SUCCESS;
-    }
-    Backlog b;
-    b.op_seq = first_seq_ + ops_.size() - 1;
-    b.length = static_cast<uint32_t>(total);
-    b.flags = flags;
-    if (inline_data || total <= kInlineThreshold) {
-        b.inline_data.resize(total);  // the caller may reuse an inline buffer at once
-        size_t at = 0;
-        for (ULONG i = 0; i < nsge; ++i) {
-            if (sge[i].BufferLength) std::memcpy(b.inline_data.data() + at, sge[i].Buffer, sge[i].BufferLength);
-            at += sge[i].BufferLength;
-        }
-    } else {
-        b.sge.assign(sge, sge + nsge);
-    }
-    backlog_.push_back(std::move(b));
-    NoteProgressLocked();
-    return ND_SUCCESS;
-}
-
 HRESULT ShmPath::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
     {
         std::lock_guard<QpLock> lock(rx_mu_);

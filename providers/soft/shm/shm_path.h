@@ -77,7 +77,8 @@ public:
 
     // Posting (DataPath). Arguments are checked by the queue pair; `total`
     // is the request's length.
-    HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total);
+    [[gnu::always_inline]] inline HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags,
+                                                   uint64_t total);  // shm_path_inline.h
     HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
                      ULONG flags);
     HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,

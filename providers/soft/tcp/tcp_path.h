@@ -53,12 +53,14 @@ public:
 
     // Posting (DataPath; tcp_path_post.cpp): the queue's room and the local
     // SGEs are checked here, in order with the stream's requests.
-    HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total);
-    HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
-                     ULONG flags);
-    HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
-                      ULONG flags);
-    HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
+    // (Not inlined into the queue pair's posting: the shared-memory path's
+    // is, and the queue pair's code stays small.)
+    [[gnu::noinline]] HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total);
+    [[gnu::noinline]] HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
+                                       UINT32 rtoken, ULONG flags);
+    [[gnu::noinline]] HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
+                                        UINT32 rtoken, ULONG flags);
+    [[gnu::noinline]] HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
     HRESULT PostLocal(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, bool invalidate, LocalOp op);
     void KickReceive() { Progress(true); }
     void Quiesce(uint64_t) { Quiesce(); }
