@@ -180,6 +180,45 @@ TEST_F(Limits, InitiatorQueueDepthAtLimitAndOnePastR095) {
     p.peer.Kill();
 }
 
+// A full initiator queue refuses every kind of initiator request, not only
+// Send: Read, Write, Bind and Invalidate take a slot too, and each gets
+// ND_NO_MORE_ENTRIES at once, with nothing queued (R095). The peer posts no
+// receive and stays quiet, so the Sends that fill the queue stay queued.
+TEST_F(Limits, FullInitiatorQueueRefusesEveryRequestTypeR095) {
+    const ULONG depth = std::min<ULONG>(4, node.info.MaxInitiatorQueueDepth);
+    QpShape s;
+    s.initiator_depth = depth;
+    s.initiator_sge = 1;
+    Pair p;
+    std::string err = p.Connect(node, addr, Msg("serve"), s);
+    ASSERT_TRUE(err.empty()) << err;
+    p.rcq.pump = false;
+    PEER_OK(q, p.peer.Call(Msg("pump").Set("on", 0)));
+    Mem m(8192);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    // A window bound while there is room, to invalidate once there is none.
+    Ref<IND2MemoryWindow> bound, spare;
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, bound.put_void()));
+    ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, spare.put_void()));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), bound.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ));
+    ASSERT_TRUE(NextIs(p.rcq, ND_SUCCESS, Nd2RequestTypeBind));
+    for (ULONG i = 0; i < depth; ++i) ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, nullptr, 0, 0)) << "Send " << i;
+    ND2_SGE sge = m.Sge(4096, 64);
+    const UINT64 there = reinterpret_cast<UINT64>(m.data());
+    EXPECT_ND(ND_NO_MORE_ENTRIES, p.conn.qp->Send(nullptr, nullptr, 0, 0)) << "Send";
+    EXPECT_ND(ND_NO_MORE_ENTRIES, p.conn.qp->Read(nullptr, &sge, 1, there, m.remote_token(), 0)) << "Read";
+    EXPECT_ND(ND_NO_MORE_ENTRIES, p.conn.qp->Write(nullptr, &sge, 1, there, m.remote_token(), 0)) << "Write";
+    EXPECT_ND(ND_NO_MORE_ENTRIES,
+              p.conn.qp->Bind(nullptr, m.mr(), spare.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ)) << "Bind";
+    EXPECT_ND(ND_NO_MORE_ENTRIES, p.conn.qp->Invalidate(nullptr, bound.get(), 0)) << "Invalidate";
+    // Refused means not done: the window is still bound (its region busy).
+    Ov ov;
+    HRESULT hr = m.mr()->Deregister(&ov);
+    EXPECT_ND(ND_DEVICE_BUSY, hr) << "the refused Invalidate unbound the window";
+    if (hr == ND_PENDING) Finish(m.mr(), &ov, hr);
+    p.peer.Kill();
+}
+
 TEST_F(Limits, InlineSizeAtLimitAndOnePastR100) {
     ULONG max = node.info.MaxInlineDataSize;  // 0 works too: empty inline at the limit, 1 byte past it
     QpShape s;
