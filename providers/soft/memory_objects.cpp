@@ -72,41 +72,28 @@ MemoryWindow::~MemoryWindow() {
 MemoryWindow *MemoryWindow::Find(IUnknown *u) { return MwRegistry::Find(u, IID_IND2MemoryWindow); }
 
 HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (token_) return ND_INVALID_DEVICE_REQUEST;
-    // The region may have been deregistered since the poster checked it.
-    if (!mr->ReserveWindow(address, length, (rights & kRightRemoteWrite) != 0)) return ND_ACCESS_VIOLATION;
-    MrView v;
-    v.rights = rights | kIsWindow;
-    v.address = address;
-    v.length = length;
-    v.qp_id = qp_id;
-    uint32_t token = engine_->mrs().Add(v);
-    if (!token) {
-        mr->WindowUnbound();
-        return ND_INSUFFICIENT_RESOURCES;
-    }
-    token_ = token;
-    mr_ = kit::ComPtr<MemoryRegion>(mr, true);
-    return ND_SUCCESS;
+    return BindTo(mr, address, length, (rights & kRightRemoteWrite) != 0, [&]() -> HRESULT {
+        MrView v;
+        v.rights = rights | kIsWindow;
+        v.address = address;
+        v.length = length;
+        v.qp_id = qp_id;
+        token_ = engine_->mrs().Add(v);
+        return token_ ? ND_SUCCESS : ND_INSUFFICIENT_RESOURCES;
+    });
 }
 
-bool MemoryWindow::Invalidate(kit::ComPtr<MemoryRegion> *region) {
-    kit::ComPtr<MemoryRegion> mr;
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!token_) return false;
-        engine_->mrs().Remove(token_);
-        token_ = 0;
-        mr_->WindowUnbound();
-        mr = std::move(mr_);
-    }
-    if (region) *region = std::move(mr);
-    return true;  // else dropped here, outside mu_
+bool MemoryWindow::Invalidate(kit::ComPtr<kit::MemoryRegion> *region) {
+    return UnbindWith(
+        [this] {
+            engine_->mrs().Remove(token_);
+            token_ = 0;
+        },
+        region);
 }
 
 UINT32 MemoryWindow::GetRemoteToken() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(this->lock());
     return ToWireToken(token_);
 }
 

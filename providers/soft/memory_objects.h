@@ -10,6 +10,7 @@
 #include "progress_engine.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/memory_region.h"
+#include "opennd/kit/memory_window.h"
 
 namespace soft {
 
@@ -37,7 +38,10 @@ private:
     std::atomic<uint32_t> token_{0};
 };
 
-class MemoryWindow : public opennd::kit::Unknown<IND2MemoryWindow> {
+// A window on the kit's (opennd/kit/memory_window.h): its binding here is
+// an entry in the adapter's table, usable only through the queue pair that
+// bound it.
+class MemoryWindow : public opennd::kit::MemoryWindow {
 public:
     MemoryWindow(IND2Adapter *adapter, std::shared_ptr<Engine> engine);
     ~MemoryWindow() override;
@@ -48,20 +52,15 @@ public:
     // ND_INVALID_DEVICE_REQUEST if already bound, ND_INSUFFICIENT_RESOURCES if
     // the table is full.
     HRESULT Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id);
-    // False if it was not bound. The region it was bound to is handed to
-    // `*region` if given, else dropped on return, never under mu_: its last
-    // reference runs the Deregister barrier (R076), so a caller holding a
-    // queue pair's lock must take it and drop it after unlocking.
-    bool Invalidate(opennd::kit::ComPtr<MemoryRegion> *region = nullptr);
+    // False if it was not bound (kit::MemoryWindow::UnbindWith: `region`).
+    bool Invalidate(opennd::kit::ComPtr<opennd::kit::MemoryRegion> *region = nullptr);
 
     UINT32 STDMETHODCALLTYPE GetRemoteToken() override;
 
 private:
     opennd::kit::ComPtr<IND2Adapter> adapter_;
     std::shared_ptr<Engine> engine_;
-    std::mutex mu_;
-    uint32_t token_ = 0;
-    opennd::kit::ComPtr<MemoryRegion> mr_;
+    uint32_t token_ = 0;  // under the kit's lock()
 };
 
 // ND tokens travel in network byte order (R077).

@@ -155,11 +155,9 @@ private:
     }
     HRESULT NewQueuePair(const kit::QueuePairArgs &a, REFIID iid, void **pp) override {
         // SGE limits rounded up as for the SRQ (COMPAT).
-        return kit::Hand(new QueuePair(this, engine_, kit::CompletionQueue::FromUnknown(a.receive_cq),
-                                       kit::CompletionQueue::FromUnknown(a.initiator_cq),
-                                       SharedReceiveQueue::Find(a.srq), a.context, a.receive_depth,
-                                       a.initiator_depth, kMaxSge, kMaxSge, a.inline_size),
-                         iid, pp);
+        kit::QueuePairArgs rounded = a;
+        rounded.receive_sge = rounded.initiator_sge = kMaxSge;
+        return kit::Hand(new QueuePair(this, engine_, rounded), iid, pp);
     }
     HRESULT NewConnector(HANDLE file, REFIID iid, void **pp) override {
         return kit::HandIfValid(new Connector(this, engine_, file, info()), iid, pp, ND_INVALID_PARAMETER_2);

@@ -1,4 +1,4 @@
-// Queue pair: construction, connection life, Send and Receive.
+// Queue pair: construction, connection life, Receive.
 #include "memory_objects.h"
 #include "opennd/kit/registry.h"
 #include "queue_pair.h"
@@ -14,16 +14,15 @@ using QpRegistry = kit::Registry<QueuePair, IND2QueuePair>;
 
 }  // namespace
 
-QueuePair::QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, kit::CompletionQueue *rcq,
-                     kit::CompletionQueue *icq, SharedReceiveQueue *srq, void *context, ULONG rdepth, ULONG idepth,
-                     ULONG rsge, ULONG isge, ULONG inline_size)
-    : adapter_(adapter, true), engine_(std::move(engine)), rcq_(rcq, true), icq_(icq, true),
-      srq_ref_(srq, true), srq_(srq), context_(context), rdepth_(rdepth), idepth_(idepth), rsge_(rsge),
-      isge_(isge), inline_size_(inline_size), limits_{isge, rsge, inline_size, kMaxSge * 4, kMaxTransferLength},
-      id_(engine_->NextQpId()) {
+QueuePair::QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, const kit::QueuePairArgs &a)
+    : kit::QueuePair<QueuePair>(a, kMaxSge * 4, kMaxTransferLength), adapter_(adapter, true),
+      engine_(std::move(engine)), rcq_(kit::CompletionQueue::FromUnknown(a.receive_cq), true),
+      icq_(kit::CompletionQueue::FromUnknown(a.initiator_cq), true), srq_ref_(SharedReceiveQueue::Find(a.srq), true),
+      srq_(SharedReceiveQueue::Find(a.srq)), context_(a.context), rdepth_(a.receive_depth),
+      idepth_(a.initiator_depth), id_(engine_->NextQpId()) {
     QpRegistry::Add(this);
     rcq_->AddPoller(this);
-    if (icq != rcq) icq_->AddPoller(this);
+    if (icq_.get() != rcq_.get()) icq_->AddPoller(this);
     if (srq_) srq_->AddQp(this);
     engine_->AddPollable(this);
 }
@@ -93,19 +92,9 @@ HRESULT QueuePair::Flush() {
     return ND_SUCCESS;
 }
 
-HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) {
-    uint64_t total = 0;
-    HRESULT hr = kit::CheckSend(limits_, sge, nsge, flags, MayPost(), &total);
-    if (FAILED(hr)) return hr;
-    return OnPath([&](DataPath auto &p) { return p.PostSend(ctx, sge, nsge, flags, total); });
-}
-
-HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
-    if (srq_) return ND_INVALID_DEVICE_STATE;  // its receives come from the SRQ (D33)
-    HRESULT hr = kit::CheckReceive(rsge_, kMaxTransferLength, sge, nsge);
-    if (FAILED(hr)) return hr;
-    // Before the connection: queued on the shared-memory path, which hands
-    // it on if the connection turns out to run over TCP.
+// Before the connection: queued on the shared-memory path, which hands it
+// on if the connection turns out to run over TCP.
+HRESULT QueuePair::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
     if (state() == State::Idle) return shm_.PostReceive(ctx, sge, nsge);
     return OnPath([&](DataPath auto &p) { return p.PostReceive(ctx, sge, nsge); });
 }

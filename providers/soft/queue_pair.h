@@ -15,7 +15,7 @@
 #include "data_path.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
-#include "opennd/kit/post_checks.h"
+#include "opennd/kit/queue_pair.h"
 #include "progress_engine.h"
 #include "shm_path.h"
 #include "tcp_path.h"
@@ -26,13 +26,16 @@ class SharedReceiveQueue;
 
 static_assert(DataPath<ShmPath> && DataPath<TcpPath>, "both data paths implement the posting interface");
 
-class QueuePair : public opennd::kit::Unknown<IND2QueuePair>, public opennd::kit::CqPoller, public Pollable {
+class MemoryRegion;
+class MemoryWindow;
+
+// On the kit's queue pair (opennd/kit/queue_pair.h), which checks every
+// request and then calls the Post* below.
+class QueuePair : public opennd::kit::QueuePair<QueuePair>, public opennd::kit::CqPoller, public Pollable {
 public:
     using State = QpState;
 
-    QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, opennd::kit::CompletionQueue *rcq,
-              opennd::kit::CompletionQueue *icq, SharedReceiveQueue *srq, void *context, ULONG rdepth,
-              ULONG idepth, ULONG rsge, ULONG isge, ULONG inline_size);
+    QueuePair(IND2Adapter *adapter, std::shared_ptr<Engine> engine, const opennd::kit::QueuePairArgs &a);
     ~QueuePair() override;
     static QueuePair *Find(IUnknown *u);
     const Engine *engine() const { return engine_.get(); }
@@ -59,17 +62,8 @@ public:
     // completes ND_CANCELED and the peer is told to stop.
     void Fail();
 
-    // IND2QueuePair
+    // IND2QueuePair (the rest: the kit's)
     HRESULT STDMETHODCALLTYPE Flush() override;
-    HRESULT STDMETHODCALLTYPE Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) override;
-    HRESULT STDMETHODCALLTYPE Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) override;
-    HRESULT STDMETHODCALLTYPE Bind(VOID *ctx, IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size,
-                                   ULONG flags) override;
-    HRESULT STDMETHODCALLTYPE Invalidate(VOID *ctx, IUnknown *mw, ULONG flags) override;
-    HRESULT STDMETHODCALLTYPE Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken,
-                                   ULONG flags) override;
-    HRESULT STDMETHODCALLTYPE Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken,
-                                    ULONG flags) override;
 
     // Progress: CqPoller (application thread) and Pollable (progress thread).
     void PollForCq() override { Progress(false); }
@@ -99,6 +93,25 @@ public:
     HRESULT PostTcpReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) { return tcp_->PostReceive(ctx, sge, nsge); }
 
 private:
+    friend class opennd::kit::QueuePair<QueuePair>;
+    // What the kit's checks hand on (queue_pair.cpp, queue_pair_rdma.cpp).
+    HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total) {
+        return OnPath([&](DataPath auto &p) { return p.PostSend(ctx, sge, nsge, flags, total); });
+    }
+    HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
+    HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                     ULONG flags) {
+        return OnPath([&](DataPath auto &p) { return p.PostRead(ctx, sge, nsge, total, raddr, rtoken, flags); });
+    }
+    HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                      ULONG flags) {
+        return OnPath([&](DataPath auto &p) { return p.PostWrite(ctx, sge, nsge, total, raddr, rtoken, flags); });
+    }
+    MemoryRegion *FindRegion(IUnknown *mr);
+    MemoryWindow *FindWindow(IUnknown *mw);
+    HRESULT PostBind(void *ctx, MemoryRegion *mr, MemoryWindow *mw, const void *buffer, SIZE_T size, ULONG flags);
+    HRESULT PostInvalidate(void *ctx, MemoryWindow *mw, ULONG flags);
+
     // The path the connection runs on. Only once the state has left Idle
     // (tcp_ is set before, with release/acquire on state_).
     template <class F>
@@ -121,8 +134,7 @@ private:
     opennd::kit::ComPtr<IND2SharedReceiveQueue> srq_ref_;
     SharedReceiveQueue *srq_;
     void *context_;
-    const ULONG rdepth_, idepth_, rsge_, isge_, inline_size_;
-    const opennd::kit::PostLimits limits_;  // the kit's per-request checks (post_checks.h)
+    const ULONG rdepth_, idepth_;
     const uint64_t id_;
     std::atomic<State> state_{State::Idle};
     std::atomic<bool> reserved_{false};
@@ -133,3 +145,6 @@ private:
 };
 
 }  // namespace soft
+
+// ShmPath::PostSend, which the kit's Send inlines through PostSend above.
+#include "shm_path_inline.h"

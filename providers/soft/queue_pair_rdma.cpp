@@ -1,38 +1,24 @@
-// One-sided requests and memory windows: the queue pair's checks, then the
-// data path's posting (ShmPath, TcpPath). Bind and Invalidate are done at
-// post time, in order with the path's other requests.
+// Memory windows: this adapter's regions and windows for the kit's checks,
+// then Bind and Invalidate on the data path (ShmPath, TcpPath), done at post
+// time in order with the path's other requests.
 #include "memory_objects.h"
 #include "queue_pair.h"
 #include "soft_limits.h"
 
 namespace soft {
 
-HRESULT QueuePair::Read(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
-    uint64_t total = 0;
-    HRESULT hr = opennd::kit::CheckOneSided(limits_, false, sge, nsge, flags, MayPost(), &total);
-    if (FAILED(hr)) return hr;
-    return OnPath([&](DataPath auto &p) { return p.PostRead(ctx, sge, nsge, total, raddr, rtoken, flags); });
+MemoryRegion *QueuePair::FindRegion(IUnknown *u) {
+    MemoryRegion *mr = MemoryRegion::Find(u);
+    return mr && mr->engine() == engine_.get() ? mr : nullptr;  // this adapter's only
 }
 
-HRESULT QueuePair::Write(VOID *ctx, const ND2_SGE sge[], ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags) {
-    uint64_t total = 0;
-    HRESULT hr = opennd::kit::CheckOneSided(limits_, true, sge, nsge, flags, MayPost(), &total);
-    if (FAILED(hr)) return hr;
-    return OnPath([&](DataPath auto &p) { return p.PostWrite(ctx, sge, nsge, total, raddr, rtoken, flags); });
+MemoryWindow *QueuePair::FindWindow(IUnknown *u) {
+    MemoryWindow *mw = MemoryWindow::Find(u);
+    return mw && mw->engine() == engine_.get() ? mw : nullptr;
 }
 
-HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, const VOID *buffer, SIZE_T size,
-                        ULONG flags) {
-    if (flags & ~opennd::kit::kBindFlags) return ND_INVALID_PARAMETER_6;
-    MemoryRegion *mr = MemoryRegion::Find(mr_unknown);
-    if (!mr || mr->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
-    MemoryWindow *mw = MemoryWindow::Find(mw_unknown);
-    if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_3;
-    if (!MayPost()) return ND_CONNECTION_INVALID;
-    opennd::kit::Registration region;
-    if (!mr->Current(&region)) return ND_ACCESS_VIOLATION;
-    if (!region.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
-    if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !region.LocalWrite()) return ND_ACCESS_VIOLATION;  // R105
+HRESULT QueuePair::PostBind(void *ctx, MemoryRegion *mr, MemoryWindow *mw, const void *buffer, SIZE_T size,
+                            ULONG flags) {
     uint32_t rights = 0;
     if (flags & ND_OP_FLAG_ALLOW_READ) rights |= kRightRemoteRead;
     if (flags & ND_OP_FLAG_ALLOW_WRITE) rights |= kRightRemoteWrite;
@@ -41,15 +27,11 @@ HRESULT QueuePair::Bind(VOID *ctx, IUnknown *mr_unknown, IUnknown *mw_unknown, c
         [&](DataPath auto &p) { return p.PostLocal(Nd2RequestTypeBind, ctx, flags, false, LocalOp::Of(bind)); });
 }
 
-HRESULT QueuePair::Invalidate(VOID *ctx, IUnknown *mw_unknown, ULONG flags) {
-    if (flags & ~opennd::kit::kInvalidateFlags) return ND_INVALID_PARAMETER_3;
-    MemoryWindow *mw = MemoryWindow::Find(mw_unknown);
-    if (!mw || mw->engine() != engine_.get()) return ND_INVALID_PARAMETER_2;
-    if (!MayPost()) return ND_CONNECTION_INVALID;
+HRESULT QueuePair::PostInvalidate(void *ctx, MemoryWindow *mw, ULONG flags) {
     // The window's region, if this was its last reference, goes after the
     // path's locks are let go (declared first): releasing a region runs the
     // Deregister barrier, which takes every queue pair's locks.
-    opennd::kit::ComPtr<MemoryRegion> unbound;
+    opennd::kit::ComPtr<opennd::kit::MemoryRegion> unbound;
     auto invalidate = [&] { return mw->Invalidate(&unbound) ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST; };  // R107
     return OnPath([&](DataPath auto &p) {
         return p.PostLocal(Nd2RequestTypeInvalidate, ctx, flags, true, LocalOp::Of(invalidate));

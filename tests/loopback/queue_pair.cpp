@@ -14,9 +14,9 @@ using QpRegistry = kit::Registry<QueuePair, IND2QueuePair>;
 }
 
 QueuePair::QueuePair(IND2Adapter *adapter, const kit::QueuePairArgs &a)
-    : adapter_(adapter, true), rcq_(kit::CompletionQueue::FromUnknown(a.receive_cq), true),
-      icq_(kit::CompletionQueue::FromUnknown(a.initiator_cq), true), context_(a.context), rdepth_(a.receive_depth),
-      limits_{a.initiator_sge, a.receive_sge, a.inline_size, kMaxSge, kMaxTransferLength} {
+    : kit::QueuePair<QueuePair>(a, kMaxSge, kMaxTransferLength), adapter_(adapter, true),
+      rcq_(kit::CompletionQueue::FromUnknown(a.receive_cq), true),
+      icq_(kit::CompletionQueue::FromUnknown(a.initiator_cq), true), context_(a.context), rdepth_(a.receive_depth) {
     QpRegistry::Add(this);
 }
 
@@ -84,10 +84,7 @@ HRESULT QueuePair::Deliver(const ND2_SGE *sge, ULONG nsge, uint64_t length, bool
     return ND_SUCCESS;
 }
 
-HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) {
-    uint64_t length = 0;
-    HRESULT hr = kit::CheckSend(limits_, sge, nsge, flags, true, &length);
-    if (FAILED(hr)) return hr;
+HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t length) {
     QueuePair *target = this;
     {
         std::lock_guard<std::mutex> lock(link_mu_);
@@ -100,9 +97,7 @@ HRESULT QueuePair::Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags)
     return ND_SUCCESS;
 }
 
-HRESULT QueuePair::Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) {
-    HRESULT hr = kit::CheckReceive(limits_.receive_sge, limits_.max_transfer, sge, nsge);
-    if (FAILED(hr)) return hr;
+HRESULT QueuePair::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
     std::lock_guard<std::mutex> lock(mu_);
     if (receives_.size() >= rdepth_) return ND_NO_MORE_ENTRIES;
     receives_.push_back({ctx, std::vector<ND2_SGE>(sge, sge + nsge)});

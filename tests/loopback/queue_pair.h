@@ -11,11 +11,13 @@
 #include "opennd/kit/adapter.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/completion_queue.h"
-#include "opennd/kit/post_checks.h"
+#include "opennd/kit/queue_pair.h"
 
 namespace loopback {
 
-class QueuePair : public opennd::kit::Unknown<IND2QueuePair> {
+// On the kit's queue pair: the kit checks every request; Read, Write and
+// memory windows are left out (the kit's defaults: ND_NOT_SUPPORTED).
+class QueuePair : public opennd::kit::QueuePair<QueuePair> {
 public:
     QueuePair(IND2Adapter *adapter, const opennd::kit::QueuePairArgs &a);
     ~QueuePair() override;
@@ -27,20 +29,14 @@ public:
     void Close();
 
     HRESULT STDMETHODCALLTYPE Flush() override;
-    HRESULT STDMETHODCALLTYPE Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) override;
-    HRESULT STDMETHODCALLTYPE Receive(VOID *ctx, const ND2_SGE sge[], ULONG nsge) override;
-    HRESULT STDMETHODCALLTYPE Bind(VOID *, IUnknown *, IUnknown *, const VOID *, SIZE_T, ULONG) override {
-        return ND_NOT_SUPPORTED;
-    }
-    HRESULT STDMETHODCALLTYPE Invalidate(VOID *, IUnknown *, ULONG) override { return ND_NOT_SUPPORTED; }
-    HRESULT STDMETHODCALLTYPE Read(VOID *, const ND2_SGE[], ULONG, UINT64, UINT32, ULONG) override {
-        return ND_NOT_SUPPORTED;
-    }
-    HRESULT STDMETHODCALLTYPE Write(VOID *, const ND2_SGE[], ULONG, UINT64, UINT32, ULONG) override {
-        return ND_NOT_SUPPORTED;
-    }
 
 private:
+    friend class opennd::kit::QueuePair<QueuePair>;
+    // Unconnected, a Send goes to this queue pair's own Receives.
+    bool MayPost() const { return true; }
+    HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t length);
+    HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
+
     struct Recv {
         void *context;
         std::vector<ND2_SGE> sge;
@@ -57,7 +53,6 @@ private:
     opennd::kit::ComPtr<opennd::kit::CompletionQueue> rcq_, icq_;
     void *context_;
     ULONG rdepth_;
-    const opennd::kit::PostLimits limits_;
     std::mutex mu_;  // receives_
     std::deque<Recv> receives_;
     std::mutex link_mu_;  // peer_ (never held with mu_)
