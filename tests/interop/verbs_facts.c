@@ -13,7 +13,8 @@
  * below the fill level), zwrite (a zero-length Write with rkey 0), sink (a
  * Read into memory without remote write rights), rnr (a Send with no
  * receive posted, RNR retry 0), mw (a type 2 window: bind, remote Write,
- * invalidate, remote Write again). */
+ * invalidate, remote Write again); and, only by name, dreq (the link goes
+ * down under a connection, then a Disconnect). */
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -637,6 +638,53 @@ static void case_mw(const struct sockaddr *addr, socklen_t alen) {
     close_pair(&p);
 }
 
+/* The link goes down under a connection (the VM's eth0: destructive, so only
+ * when asked for by name), then the active side disconnects: how long until
+ * rdma_cm reports DISCONNECTED, and what Sends posted meanwhile complete with. */
+static void case_dreq(const struct sockaddr *addr, socklen_t alen) {
+    struct pair p;
+    if (connect_pair(&p, addr, alen, 0, 0, 7)) fail("connect");
+    struct ibv_mr *l = reg_buf(p.a.pd, 64, IBV_ACCESS_LOCAL_WRITE);
+    if (system("ip link set eth0 down") != 0) fail("ip link set eth0 down");
+    double t0 = now_s();
+    struct ibv_sge sge = {(uintptr_t)l->addr, 64, l->lkey};
+    struct ibv_send_wr wr = {0}, *bad;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    struct ibv_wc wc;
+    if (ibv_post_send(p.a.qp, &wr, &bad) == 0 && poll_one(p.a.cq, &wc, timeout_s) == 0)
+        fact("link_down_send", "a Send after the link went down: %s after %.0f ms", ibv_wc_status_str(wc.status),
+             (now_s() - t0) * 1000);
+    else
+        fact("link_down_send", "a Send after the link went down: no completion in %.0f s", timeout_s);
+    t0 = now_s();
+    int rc = rdma_disconnect(p.a.id);
+    fact("link_down_disconnect", "rdma_disconnect: %s", rc ? strerror(errno) : "ok");
+    for (;;) {
+        struct rdma_cm_event *e = next_event(p.ch, t0 + timeout_s);
+        if (!e) {
+            fact("link_down_disconnect", "no DISCONNECTED within %.0f s", timeout_s);
+            break;
+        }
+        int type = e->event, status = e->status, mine = e->id == p.a.id;
+        rdma_ack_cm_event(e);
+        fact("link_down_disconnect", "%s on the %s side (status %d) after %.1f s", rdma_event_str(type),
+             mine ? "active" : "passive", status, now_s() - t0);
+        if (type == RDMA_CM_EVENT_DISCONNECTED && mine) break;
+    }
+    /* A Send still outstanding: does the disconnect flush it, or must the provider move the QP to error? */
+    if (poll_one(p.a.cq, &wc, 5) == 0)
+        fact("link_down_flush", "after DISCONNECTED the outstanding Send completed: %s", ibv_wc_status_str(wc.status));
+    else
+        fact("link_down_flush", "after DISCONNECTED nothing completed in 5 s (QP state %d)", p.a.qp->state);
+    free_mr(l);
+    p.a.qp = NULL; /* (no second disconnect) */
+    rdma_destroy_qp(p.a.id);
+    close_pair(&p);
+}
+
 static int wanted(const char *list, const char *name) {
     size_t n = strlen(name);
     for (const char *s = list; (s = strstr(s, name)); s += n)
@@ -656,6 +704,7 @@ static void run_cases(const struct sockaddr *addr, socklen_t alen, const char *o
     if (wanted(only, "sink")) case_sink(addr, alen);
     if (wanted(only, "rnr")) case_rnr(addr, alen);
     if (wanted(only, "mw")) case_mw(addr, alen);
+    if (wanted(only, "dreq")) case_dreq(addr, alen); /* last: the link stays down */
 }
 
 int main(int argc, char **argv) {
