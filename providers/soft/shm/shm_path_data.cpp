@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "opennd/log.h"
@@ -48,7 +49,9 @@ HRESULT ShmPath::ReapConsumedLocked() {
     for (uint64_t at = producer_.reaped(); at < consumed && at < fragments_end_ && SUCCEEDED(fragment_refused_);) {
         MsgHeader *m = producer_.At(at);
         const HRESULT st = StatusFromPeer(m->status.load(std::memory_order_relaxed));
-        const auto type = __atomic_load_n(&m->type, __ATOMIC_RELAXED);
+        // (The enum through its integer type: Clang's builtin takes integers only.)
+        const auto type = static_cast<MsgType>(
+            __atomic_load_n(reinterpret_cast<std::underlying_type_t<MsgType> *>(&m->type), __ATOMIC_RELAXED));
         const auto flags = __atomic_load_n(&m->flags, __ATOMIC_RELAXED);
         const auto slots = __atomic_load_n(&m->slots, __ATOMIC_RELAXED);
         if (type == MsgType::WriteFragment && !(flags & kMsgLast) && FAILED(st)) fragment_refused_ = st;
