@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every OpenND test: the normal build, the same suite under
-# ASan+UBSan, the concurrency tests under TSan, the install/packaging
-# checks, a short fuzzing run and the interop run with Linux siw in a VM.
+# ASan+UBSan, the concurrency tests under TSan, a Clang build of every
+# target, the install/packaging checks, a short fuzzing run and the interop
+# run with Linux siw in a VM.
 # Exit 0 only if all pass. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,12 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 600 \
   -R '^(Win32|Overlapped|CompletionQueue|Unknown|DirectDelivery|ReaderGate|KitConnection|Progress|test_kit_no_membarrier|Port|Event|Wait|EngineBarrier|Hostile|Ndk|Smbd|LargeSend)|CrossMemoryAttach|_Tcp|ListenerLimits' ||
   { bash scripts/failure-summary.sh build-tsan; exit 1; }
+
+# Every target with Clang too (the suite runs under GCC above): a construct
+# one compiler takes and the other refuses fails here, not in a user's build.
+step "build everything with Clang (Debug, warnings as errors)"
+CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-clang -j"$jobs"
 
 # The iWARP decoders and engine fed hostile bytes (fuzz/README.md): a short
 # libFuzzer run from the checked-in corpus, ASan+UBSan and the harness's
