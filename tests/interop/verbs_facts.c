@@ -235,6 +235,17 @@ static void free_mr(struct ibv_mr *mr) {
     free(buf);
 }
 
+/* Posts one signalled Send of mr's first `len` bytes; ibv_post_send's result. */
+static int post_send(struct ibv_qp *qp, struct ibv_mr *mr, size_t len) {
+    struct ibv_sge sge = {(uintptr_t)mr->addr, (uint32_t)len, mr->lkey};
+    struct ibv_send_wr wr = {0}, *bad;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    return ibv_post_send(qp, &wr, &bad);
+}
+
 /* Posts one RDMA op from a to b and reports what happened. */
 static void one_sided(struct pair *p, const char *name, enum ibv_wr_opcode op, struct ibv_mr *local, size_t len,
                       struct ibv_mr *remote) {
@@ -506,14 +517,8 @@ static void case_srq_crossing(const struct sockaddr *addr, socklen_t alen) {
     at.srq_limit = 4;
     if ((rc = ibv_modify_srq(p.srq, &at, IBV_SRQ_LIMIT))) fail("ibv_modify_srq: %s", strerror(rc));
     for (int i = 0; i < 5; ++i) { /* 8 - 5 = 3 left: below the limit */
-        struct ibv_sge sge = {(uintptr_t)smr->addr, 64, smr->lkey};
-        struct ibv_send_wr wr = {0}, *bad;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
         struct ibv_wc wc;
-        if (ibv_post_send(p.a.qp, &wr, &bad) || poll_one(p.a.cq, &wc, timeout_s) || wc.status)
+        if (post_send(p.a.qp, smr, 64) || poll_one(p.a.cq, &wc, timeout_s) || wc.status)
             fail("send %d", i);
     }
     int ev = async_event(p.b.id->verbs, 2);
@@ -562,14 +567,8 @@ static void case_rnr(const struct sockaddr *addr, socklen_t alen) {
     static const size_t sizes[] = {64, (size_t)4 << 20};
     for (unsigned i = 0; i < 2; ++i) {
         struct ibv_mr *l = reg_buf(p.a.pd, sizes[i], IBV_ACCESS_LOCAL_WRITE);
-        struct ibv_sge sge = {(uintptr_t)l->addr, (uint32_t)sizes[i], l->lkey};
-        struct ibv_send_wr wr = {0}, *bad;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
         double t0 = now_s();
-        int rc = ibv_post_send(p.a.qp, &wr, &bad);
+        int rc = post_send(p.a.qp, l, sizes[i]);
         struct ibv_wc wc;
         if (rc)
             fact("send_no_receive", "%zu B: ibv_post_send: %s", sizes[i], strerror(rc));
@@ -647,14 +646,8 @@ static void case_dreq(const struct sockaddr *addr, socklen_t alen) {
     struct ibv_mr *l = reg_buf(p.a.pd, 64, IBV_ACCESS_LOCAL_WRITE);
     if (system("ip link set eth0 down") != 0) fail("ip link set eth0 down");
     double t0 = now_s();
-    struct ibv_sge sge = {(uintptr_t)l->addr, 64, l->lkey};
-    struct ibv_send_wr wr = {0}, *bad;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
     struct ibv_wc wc;
-    if (ibv_post_send(p.a.qp, &wr, &bad) == 0 && poll_one(p.a.cq, &wc, timeout_s) == 0)
+    if (post_send(p.a.qp, l, 64) == 0 && poll_one(p.a.cq, &wc, timeout_s) == 0)
         fact("link_down_send", "a Send after the link went down: %s after %.0f ms", ibv_wc_status_str(wc.status),
              (now_s() - t0) * 1000);
     else
