@@ -27,7 +27,7 @@ enum class QpState { Idle, Attached, Connected, Error, Closed };
 
 // The queue pair, as its data path sees it.
 struct PathEnv {
-    const std::atomic<QpState> *state;  // the queue pair's
+    std::atomic<QpState> *state;  // the queue pair's (the shared-memory path sets Error)
     Engine *engine;  // the adapter's: its memory-region table, its progress thread
     uint64_t qp_id;
     void *qp_context;

@@ -141,7 +141,7 @@ private:
     std::shared_ptr<Connection> conn_;  // set once, at Attach (before state leaves Idle)
     std::unique_ptr<TcpPath> tcp_;      // likewise, at AttachTcp: the connection is over TCP
 
-    ShmPath shm_{*this, state_, Env()};  // after what Env() reads
+    ShmPath shm_{*this, Env()};  // after what Env() reads
 };
 
 }  // namespace soft

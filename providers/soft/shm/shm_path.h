@@ -65,8 +65,8 @@ using QpLock = opennd::kit::SpinLock;
 class ShmPath {
 public:
     using State = QpState;
-    ShmPath(QueuePair &qp, std::atomic<QpState> &state, const PathEnv &env)
-        : qp_(qp), state_(state), engine_(env.engine), rcq_(env.rcq), icq_(env.icq), srq_(env.srq),
+    ShmPath(QueuePair &qp, const PathEnv &env)
+        : qp_(qp), state_(*env.state), engine_(env.engine), rcq_(env.rcq), icq_(env.icq), srq_(env.srq),
           context_(env.qp_context), id_(env.qp_id), rdepth_(env.receive_depth), idepth_(env.initiator_depth) {}
     ShmPath(const ShmPath &) = delete;
     ShmPath &operator=(const ShmPath &) = delete;

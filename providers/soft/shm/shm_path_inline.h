@@ -1,7 +1,7 @@
 // The shared-memory path's per-message steps that Send inlines, and Send (each a few dozen
 // instructions whose call and return were a tenth of a Send): defined here
 // for every file that uses them, so they inline with or without link-time
-// optimisation. Included by shm_path*.cpp only.
+// optimisation. Included by shm_path*.cpp and, for Send, queue_pair.h.
 #pragma once
 
 #include <cstring>
