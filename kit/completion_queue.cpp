@@ -100,11 +100,7 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     std::lock_guard<SpinLock> lock(mu_);
     if (overrun_) return false;
     if (tail_ - head_ == depth_) {
-        overrun_ = true;
-        // Never equal to taken_ again: no Push hands a later entry straight
-        // to a poller (the direct path), and every poll takes the lock.
-        published_.store(UINT64_MAX, std::memory_order_release);
-        FireLocked(ND_BUFFER_OVERFLOW);
+        OverrunLocked();
         return false;
     }
     ring_[tail_ & mask_] = result;
@@ -114,6 +110,19 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     if (solicited) last_solicited_ = tail_;
     if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
     return true;
+}
+
+void CompletionQueue::OverrunLocked() {
+    overrun_ = true;
+    // Never equal to taken_ again: no Push hands a later entry straight
+    // to a poller (the direct path), and every poll takes the lock.
+    published_.store(UINT64_MAX, std::memory_order_release);
+    FireLocked(ND_BUFFER_OVERFLOW);
+}
+
+void CompletionQueue::Overrun() {
+    std::lock_guard<SpinLock> lock(mu_);
+    if (!overrun_) OverrunLocked();
 }
 
 bool CompletionQueue::Armed() {

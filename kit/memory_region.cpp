@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +50,15 @@ bool WritableFromText(int fd, uintptr_t at, uintptr_t end) {
 }
 
 }  // namespace
+
+bool CopyFromApplication(void *dst, const void *src, size_t len) {
+    if (len == 0) return true;
+    if (!src) return false;
+    // Read through the kernel, which reports an unreadable buffer as
+    // EFAULT instead of faulting this process.
+    iovec local{dst, len}, remote{const_cast<void *>(src), len};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len);
+}
 
 bool Mapped(const void *p, size_t len) {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

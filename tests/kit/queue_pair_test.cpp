@@ -36,7 +36,7 @@ public:
 
 class TestQp : public kit::QueuePair<TestQp> {
 public:
-    explicit TestQp(const kit::QueuePairArgs &a) : kit::QueuePair<TestQp>(a, 4, 1 << 20) {}
+    explicit TestQp(const kit::QueuePairArgs &a, ULONG read_sge = ~0u) : kit::QueuePair<TestQp>(a, 4, 1 << 20, read_sge) {}
     HRESULT STDMETHODCALLTYPE Flush() override { return ND_SUCCESS; }
 
     bool connected = true;
@@ -128,6 +128,17 @@ TEST_F(KitQueuePair, OneSidedChecksAndWhatAProviderLeavesOutIsNotSupported) {
     EXPECT_EQ(qp->posts, 0);
     EXPECT_EQ(qp->Write(nullptr, &sge, 1, 0, 0, ND_OP_FLAG_INLINE), ND_SUCCESS);
     EXPECT_EQ(qp->posts, 1);
+}
+
+// An adapter whose MaxReadSge is below its initiator SGEs (siw: one): a
+// Read with more is ND_DATA_OVERRUN (R096); a Write may still use them all.
+TEST_F(KitQueuePair, ReadSgesAreLimitedByTheAdaptersMaxReadSge) {
+    TestQp *one = new TestQp(Args(), 1);
+    ND2_SGE two[2] = {{buf, 8, 0}, {buf + 8, 8, 0}};
+    EXPECT_EQ(one->Read(nullptr, two, 2, 0, 0, 0), ND_DATA_OVERRUN);
+    EXPECT_EQ(one->Read(nullptr, two, 1, 0, 0, 0), ND_NOT_SUPPORTED);  // past the checks: the provider's default
+    EXPECT_EQ(one->Write(nullptr, two, 2, 0, 0, 0), ND_SUCCESS);
+    one->Release();
 }
 
 TEST_F(KitQueuePair, BindAndInvalidateFollowR104ToR107AndCountTheWindowR075) {

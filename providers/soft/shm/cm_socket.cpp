@@ -1,4 +1,5 @@
 #include "cm_socket.h"
+#include "opennd/kit/memory_region.h"
 
 #include "soft_limits.h"
 #include "opennd/kit/connection_rules.h"
@@ -166,10 +167,7 @@ bool CopyPrivateData(CmMessage *m, const void *data, ULONG len) {
     m->private_len = 0;
     if (len == 0) return true;
     if (!data || len > kMaxPrivateData) return false;
-    // Read through the kernel, which reports an unreadable buffer as EFAULT
-    // instead of faulting this process.
-    iovec local{m->private_data, len}, remote{const_cast<void *>(data), len};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(len)) return false;
+    if (!opennd::kit::CopyFromApplication(m->private_data, data, len)) return false;
     m->private_len = len;
     return true;
 }

@@ -60,6 +60,9 @@ public:
     // entry is lost and the CQ is dead) or was already dead.
     bool Push(const ND2_RESULT &result, bool solicited = false);
     bool Dead();
+    // The CQ overran somewhere the ring cannot see (a device CQ): it is
+    // dead from now on, as if Push had overrun it.
+    void Overrun();
     // True while a Notify is armed and has not fired.
     bool Armed();
     // Pollers are called by GetResults, outside the CQ lock. RemovePoller
@@ -89,6 +92,7 @@ private:
     bool TriggeredLocked(ULONG type) const;
     bool AnyTriggeredLocked() const;
     void FireLocked(HRESULT status);
+    void OverrunLocked();
 
     OverlappedRequests requests_;
     const ULONG max_depth_;

@@ -35,6 +35,9 @@ bool Mapped(const void *p, size_t len);
 // write (a region with write rights on read-only memory would have a peer's
 // Write fault us; a NIC's registration refuses it too).
 bool Writable(const void *p, size_t len);
+// Copies len bytes from this process's `src`, which the application gave
+// and may not be readable: false (nothing faults) if it is not.
+bool CopyFromApplication(void *dst, const void *src, size_t len);
 
 class MemoryRegion : public Unknown<IND2MemoryRegion> {
 public:

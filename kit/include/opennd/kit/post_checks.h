@@ -9,6 +9,7 @@
 // the provider's own lock).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ndspi.h"
@@ -31,6 +32,7 @@ struct PostLimits {
     ULONG inline_size = 0;      // bytes of an inline Send or Write (the QP's inlineDataSize)
     ULONG inline_sge = 0;       // SGEs of an inline request: the SPI sets no limit, a provider has one
     uint64_t max_transfer = 0;  // bytes of one request (MaxTransferLength)
+    ULONG read_sge = ~0u;       // SGEs of a Read (the adapter's MaxReadSge, when below the others)
 };
 
 [[gnu::always_inline]] inline uint64_t SgeBytes(const ND2_SGE *sge, ULONG nsge) {
@@ -63,7 +65,8 @@ struct PostLimits {
                                                     ULONG flags, bool may_post, uint64_t *total) {
     if (flags & ~(write ? kWriteFlags : kReadFlags)) return ND_INVALID_PARAMETER_6;
     const bool inline_data = write && (flags & ND_OP_FLAG_INLINE);
-    if (nsge > l.initiator_sge && !inline_data) return ND_DATA_OVERRUN;
+    if (nsge > (write ? l.initiator_sge : std::min(l.initiator_sge, l.read_sge)) && !inline_data)
+        return ND_DATA_OVERRUN;
     if (!may_post) return ND_CONNECTION_INVALID;
     if (nsge && !sge) return ND_INVALID_PARAMETER_2;
     if (inline_data && nsge > l.inline_sge) return ND_DATA_OVERRUN;

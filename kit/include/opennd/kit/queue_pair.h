@@ -32,9 +32,9 @@ namespace opennd::kit {
 template <class Derived>
 class QueuePair : public Unknown<IND2QueuePair> {
 public:
-    // `max_inline_sge`, `max_transfer`: the adapter's.
-    QueuePair(const QueuePairArgs &a, ULONG max_inline_sge, uint64_t max_transfer)
-        : limits_{a.initiator_sge, a.receive_sge, a.inline_size, max_inline_sge, max_transfer},
+    // `max_inline_sge`, `max_transfer`, `max_read_sge`: the adapter's.
+    QueuePair(const QueuePairArgs &a, ULONG max_inline_sge, uint64_t max_transfer, ULONG max_read_sge = ~0u)
+        : limits_{a.initiator_sge, a.receive_sge, a.inline_size, max_inline_sge, max_transfer, max_read_sge},
           uses_srq_(a.srq != nullptr) {}
 
     HRESULT STDMETHODCALLTYPE Send(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags) final {
