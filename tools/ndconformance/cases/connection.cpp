@@ -189,7 +189,7 @@ TEST_P(Connection, PassiveRejectR128) {
     PEER_OK(rj, peer.Call(Msg("reject").Set("c", req.U64("c")).Set("pd", PdHex(why))));
     EXPECT_ND(ND_SUCCESS, ST(rj, "status"));
     EXPECT_ND(ND_CONNECTION_REFUSED, Finish(c.connector.get(), &ov, hr));
-    char buf[64] = {};
+    char buf[256] = {};  // IB pads a reject's private data to 148 bytes
     ULONG len = sizeof buf;
     EXPECT_ND(ND_SUCCESS, c.connector->GetPrivateData(buf, &len)) << "the reject's private data";
     EXPECT_GE(len, why.size());

@@ -466,7 +466,8 @@ TEST_P(RemoteAccess, APeerWithoutPtraceAccessNeverSeesOurTable) {
     p.peer.isolated = true;  // a user namespace of its own: no capability over us
     ASSERT_EQ(p.Connect(node, addr), "");
     PEER_OK(t, p.peer.Call(Msg("tables")));
-    EXPECT_EQ(t.U64("count"), 1u) << "the peer maps another process's memory-region table";
+    // Its own table at most (a provider without one maps none).
+    EXPECT_LE(t.U64("count"), 1u) << "the peer maps another process's memory-region table";
     constexpr size_t kLen = 65536;
     Mem ours(kLen);
     ASSERT_ND(ND_SUCCESS, ours.Register(node.adapter.get(), node.file, kAllRights));

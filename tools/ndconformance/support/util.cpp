@@ -89,6 +89,10 @@ bool StatusAllowedForType(HRESULT s, ND2_REQUEST_TYPE type) {
                type == Nd2RequestTypeReceive;  // COMPAT: a Receive too small
     case ND_BUFFER_OVERFLOW: return type == Nd2RequestTypeReceive;
     case ND_ACCESS_VIOLATION: return type != Nd2RequestTypeInvalidate;  // Bind per D09
+    // COMPAT: Microsoft's own IB provider reports a request the peer found
+    // malformed (a Send longer than its receive) as STATUS_DATA_ERROR.
+    case static_cast<HRESULT>(0xC000003Eu):
+        return type == Nd2RequestTypeSend || type == Nd2RequestTypeRead || type == Nd2RequestTypeWrite;
     case ND_IO_TIMEOUT:
     case ND_REMOTE_ERROR:
         return type == Nd2RequestTypeSend || type == Nd2RequestTypeReceive || type == Nd2RequestTypeRead ||
