@@ -2,7 +2,8 @@
 # Builds and runs every OpenND test: the normal build, the same suite under
 # ASan+UBSan, the concurrency tests under TSan, a Clang build of every
 # target, the install/packaging checks, a short fuzzing run and the interop
-# run with Linux siw in a VM.
+# run with Linux siw in a VM, and the verbs provider's conformance on rxe
+# and siw in a VM.
 # Exit 0 only if all pass. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -84,6 +85,23 @@ else
     echo "interop stage skipped: this machine cannot run the VM"
   elif [ $rc != 0 ]; then
     echo "interop stage failed (status $rc)"
+    exit 1
+  fi
+fi
+
+# The verbs provider (ndverbs) on rxe and siw in a VM (tests/verbs,
+# docs/verbs.md): the conformance suite, a device's known failures left out.
+# Runs as any user once the VM's packages are there (the stage above).
+if [ "${OPENND_SKIP_INTEROP:-0}" = 1 ] || [ ! -x "$runvm" ]; then
+  step "the verbs provider in a VM: skipped (OPENND_SKIP_INTEROP=1 or no $runvm)"
+else
+  step "the verbs provider in a VM (ndconformance on rxe, and its passing groups on siw)"
+  rc=0
+  RDMA_VM_RUN=$runvm timeout 2400 bash tests/verbs/vm_conformance.sh build || rc=$?
+  if [ $rc = 77 ]; then
+    echo "verbs stage skipped: this machine cannot run it"
+  elif [ $rc != 0 ]; then
+    echo "verbs stage failed (status $rc)"
     exit 1
   fi
 fi

@@ -53,6 +53,14 @@ const Param kParams[] = {
      "Milliseconds a Send to a peer whose QP uses an SRQ may wait for a receive (3000 for other peers)."},
     {"OPENND_SOFT_READ_ANSWER_TIMEOUT_MS", "15000", "ndsoft",
      "Milliseconds a Read through the rings waits for the peer's first answer before it fails."},
+    {"OPENND_VERBS_RNR_RETRY", "6", "ndverbs",
+     "How often a peer's Send that finds no receive posted here is retried (InfiniBand and RoCE; 40 ms "
+     "apart) before it fails ND_IO_TIMEOUT. 0: at once, as Windows providers do; 7: for ever."},
+    {"OPENND_VERBS_WINDOWS", "1", "ndverbs",
+     "0: emulate memory windows with registrations even where the device has type 2 windows."},
+    {"OPENND_VERBS_CONNECT_MS", "5000", "ndverbs",
+     "How long a Connect waits for the peer's answer before it completes ND_IO_TIMEOUT (rdma_cm's own "
+     "retries to a silent address take minutes)."},
     {"OPENND_SOFT_MAX_QUEUED", "", "ndsoft",
      "Lowers the bound on connection requests a listener holds. Unset: a quarter of the descriptor limit, "
      "256 to 4096."},

@@ -1,0 +1,121 @@
+// The device-backed completion queue (completion_queue.h).
+#include "completion_queue.h"
+
+#include <algorithm>
+
+#include "opennd/kit/registry.h"
+#include "queue_pair.h"
+
+namespace opennd::verbs {
+
+CompletionQueue::CompletionQueue(std::shared_ptr<Device> device, HANDLE file, ULONG depth, KAFFINITY affinity)
+    : kit::CompletionQueue(file, depth, device->info().MaxCompletionQueueDepth, affinity), device_(std::move(device)) {
+    // The device CQ never holds more than the ND queue: what it holds
+    // moves into the kit's ring, which enforces the depth (overrun).
+    cq_ = ibv_create_cq(device_->context(), static_cast<int>(depth), this, device_->comp_channel(), 0);
+    if (!cq_) return;
+    device_->AddObject(cq_, this);
+    AddPoller(this);
+}
+
+CompletionQueue::~CompletionQueue() {
+    if (!cq_) return;
+    RemovePoller(this);
+    device_->RemoveObject(cq_);
+    ibv_destroy_cq(cq_);
+}
+
+CompletionQueue *CompletionQueue::Find(IUnknown *u) {
+    return static_cast<CompletionQueue *>(kit::CompletionQueue::FromUnknown(u));
+}
+
+void CompletionQueue::Attach(uint32_t qp_num, QueuePair *qp) {
+    std::lock_guard<kit::SpinLock> lock(mu_);
+    qps_.emplace_back(qp_num, qp);
+}
+
+void CompletionQueue::Detach(uint32_t qp_num) {
+    std::lock_guard<kit::SpinLock> lock(mu_);
+    std::erase_if(qps_, [qp_num](const auto &e) { return e.first == qp_num; });
+    if (last_num_ == qp_num) last_ = nullptr;
+}
+
+QueuePair *CompletionQueue::FindLocked(uint32_t qp_num) {
+    if (last_ && last_num_ == qp_num) return last_;
+    for (const auto &e : qps_)
+        if (e.first == qp_num) {
+            last_num_ = qp_num;
+            last_ = e.second;
+            return last_;
+        }
+    return nullptr;  // a queue pair destroyed with completions still queued
+}
+
+void CompletionQueue::PushSoftware(const ND2_RESULT &r) {
+    Drain(false);  // the device's earlier completions first
+    Push(r);
+}
+
+// GetResults: the device's completions, turned into ND results on this
+// thread (the kit hands them straight to the caller when nothing waits).
+void CompletionQueue::PollForCq() { Drain(false); }
+
+void CompletionQueue::Drain(bool solicited) {
+    ibv_wc wc[16];
+    std::lock_guard<kit::SpinLock> lock(mu_);
+    for (;;) {
+        const int n = ibv_poll_cq(cq_, 16, wc);
+        for (int i = 0; i < n; ++i) {
+            QueuePair *qp = FindLocked(wc[i].qp_num);
+            ND2_RESULT r;
+            if (!qp || !qp->Complete(wc[i], &r)) continue;
+            Push(r, solicited && r.RequestType == Nd2RequestTypeReceive);
+        }
+        if (n < 16) return;
+    }
+}
+
+HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
+    // A solicited-only arm does not fire for errors on every device (rxe):
+    // ANY and ERRORS arm for every completion, and the kit picks.
+    if (type == ND_CQ_NOTIFY_ANY || type == ND_CQ_NOTIFY_ERRORS) want_any_.store(true);
+    return kit::CompletionQueue::Notify(type, ov);
+}
+
+// A Notify found nothing queued: arm the device, then look once more, for
+// what arrived before the arm took effect.
+void CompletionQueue::OnArmed() {
+    const bool solicited_only = !want_any_.load();
+    armed_solicited_.store(solicited_only);
+    ibv_req_notify_cq(cq_, solicited_only ? 1 : 0);
+    Drain(false);
+}
+
+// The device's event: what it holds now triggered it, so it moves into
+// the kit's ring (which fires the armed Notify requests); then re-arm if
+// a Notify is still waiting (ERRORS, while only successes came).
+void CompletionQueue::OnCompletionEvent() {
+    Drain(armed_solicited_.load());
+    if (!Armed()) {
+        want_any_.store(false);
+        return;
+    }
+    OnArmed();
+}
+
+void CompletionQueue::OnAsyncEvent(ibv_event_type type) {
+    if (type != IBV_EVENT_CQ_ERR) return;
+    Overrun();  // the device CQ overran and is unusable: the ND way (every Notify ND_BUFFER_OVERFLOW)
+}
+
+HRESULT CompletionQueue::Resize(ULONG depth) {
+    if (!device_->caps().resize_cq) return ND_NOT_SUPPORTED;
+    if (depth == 0 || depth > device_->info().MaxCompletionQueueDepth) return ND_INVALID_PARAMETER;
+    Drain(false);  // what the device holds counts against the new depth
+    HRESULT hr = kit::CompletionQueue::Resize(depth);
+    if (FAILED(hr)) return hr;
+    std::lock_guard<kit::SpinLock> lock(mu_);
+    return ibv_resize_cq(cq_, static_cast<int>(depth)) == 0 ? ND_SUCCESS : ND_INSUFFICIENT_RESOURCES;
+}
+
+}  // namespace opennd::verbs

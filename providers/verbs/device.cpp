@@ -1,0 +1,355 @@
+// Opening a device and reading its descriptors (device.h). The adapter's
+// limits come from ibv_query_device/ibv_query_port and an inline probe
+// (docs/verbs.md has each field's source and the values on rxe and siw).
+#include "device.h"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+#include "opennd/kit/clock.h"
+#include "opennd/log.h"
+#include "opennd/params.h"
+
+namespace opennd::verbs {
+namespace {
+
+bool NonBlocking(int fd) {
+    const int flags = fcntl(fd, F_GETFL);
+    return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+// The largest max_inline_data a queue pair is created with: verbs has no
+// query for it, so create queue pairs until one fails (binary search; a
+// device may also report back what it really gave).
+uint32_t ProbeInline(ibv_context *ctx, ibv_pd *pd) {
+    ibv_cq *cq = ibv_create_cq(ctx, 2, nullptr, nullptr, 0);
+    if (!cq) return 0;
+    auto fits = [&](uint32_t size, uint32_t *got) {
+        ibv_qp_init_attr a{};
+        a.send_cq = a.recv_cq = cq;
+        a.qp_type = IBV_QPT_RC;
+        a.cap = {1, 1, 1, 1, size};
+        ibv_qp *qp = ibv_create_qp(pd, &a);
+        if (!qp) return false;
+        *got = std::max(size, a.cap.max_inline_data);
+        ibv_destroy_qp(qp);
+        return true;
+    };
+    uint32_t best = 0, lo = 0, hi = 4096, got = 0;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi + 1) / 2;
+        if (fits(mid, &got)) {
+            best = std::max(best, got);
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    ibv_destroy_cq(cq);
+    return best;
+}
+
+ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d, const ibv_port_attr &port,
+                          uint32_t inline_size, const DeviceCaps &caps) {
+    ND2_ADAPTER_INFO info{};
+    info.InfoVersion = ND_VERSION_2;
+    info.VendorId = static_cast<UINT16>(d.vendor_id);
+    info.DeviceId = static_cast<UINT16>(d.vendor_part_id);
+    info.AdapterId = ibv_get_device_guid(ctx->device);
+    info.MaxRegistrationSize = d.max_mr_size;
+    info.MaxWindowSize = d.max_mr_size;  // windows are registrations (memory.h)
+    info.MaxInitiatorSge = info.MaxReceiveSge = static_cast<ULONG>(d.max_sge);
+    info.MaxReadSge = static_cast<ULONG>(d.max_sge_rd ? d.max_sge_rd : 1);
+    info.MaxTransferLength = static_cast<ULONG>(std::min<uint64_t>(port.max_msg_sz, 0xFFFFFFFFu));
+    info.MaxInlineDataSize = inline_size;
+    info.MaxInboundReadLimit = static_cast<ULONG>(d.max_qp_rd_atom);
+    info.MaxOutboundReadLimit = static_cast<ULONG>(d.max_qp_init_rd_atom);
+    // Queues as deep as the device allows cannot all be created at once
+    // (rxe: 1 Mi entries of 32 SGEs each); what one queue pair may have
+    // with every other limit at its maximum is declared instead.
+    info.MaxReceiveQueueDepth = info.MaxInitiatorQueueDepth = static_cast<ULONG>(std::min(d.max_qp_wr, 16384));
+    info.MaxSharedReceiveQueueDepth = 0;  // no SRQ yet
+    info.MaxCompletionQueueDepth = static_cast<ULONG>(d.max_cqe);
+    info.InlineRequestThreshold = std::min<ULONG>(inline_size, 160);
+    info.LargeRequestThreshold = 64 << 10;
+    // IB/RoCE: the REQ's and the REJ's room behind rdma_cm's header (a REP
+    // has more, but ND has one size for Accept and Reject). iWARP: what an
+    // MPA v2 frame carries (measured on siw: 251 both ways).
+    info.MaxCallerData = caps.iwarp ? 251 : 56;
+    info.MaxCalleeData = caps.iwarp ? 251 : 148;
+    info.AdapterFlags = ND_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED | ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED |
+                        (caps.resize_cq ? ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED : 0);
+    return info;
+}
+
+std::mutex g_devices_mu;
+std::unordered_map<ibv_context *, std::weak_ptr<Device>> *g_devices;  // while any is open
+
+}  // namespace
+
+// The one watcher of the device's descriptors.
+class Device::Reader final : public kit::Watched {
+public:
+    explicit Reader(Device *d) : d_(d) {}
+    bool TryRef() override { return true; }  // the thread holds the device while it calls us
+    void Unref() override {}
+    void OnReadable(int fd) override {
+        if (fd == d_->cm_->fd) d_->ReadCm();
+        else if (fd == d_->comp_->fd) d_->ReadCompletions();
+        else if (fd == d_->ctx_->async_fd) d_->ReadAsync();
+        else if (fd == d_->defer_fd_) d_->RunDeferred();
+    }
+
+private:
+    Device *d_;
+};
+
+std::shared_ptr<Device> Device::Get(ibv_context *ctx) {
+    std::lock_guard<std::mutex> lock(g_devices_mu);
+    if (!g_devices) g_devices = new std::unordered_map<ibv_context *, std::weak_ptr<Device>>;
+    if (auto d = (*g_devices)[ctx].lock()) return d;
+    std::shared_ptr<Device> d(new Device);
+    if (!d->Open(ctx) || !d->Start(d, kit::ProgressConfig{})) return nullptr;  // (not in the map: no lock taken)
+    d->reader_ = std::make_unique<Reader>(d.get());  // the thread's epoll exists once it started
+    for (int fd : {d->cm_->fd, d->comp_->fd, ctx->async_fd, d->defer_fd_}) d->Watch(fd, d->reader_.get());
+    (*g_devices)[ctx] = d;
+    d->listed_ = true;
+    return d;
+}
+
+bool Device::Open(ibv_context *ctx) {
+    ctx_ = ctx;
+    ibv_device_attr d{};
+    ibv_port_attr port{};
+    if (ibv_query_device(ctx, &d) != 0 || ibv_query_port(ctx, 1, &port) != 0) return false;
+    pd_ = ibv_alloc_pd(ctx);
+    comp_ = ibv_create_comp_channel(ctx);
+    cm_ = rdma_create_event_channel();
+    defer_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (!pd_ || !comp_ || !cm_ || defer_fd_ < 0) return false;
+    if (!NonBlocking(comp_->fd) || !NonBlocking(cm_->fd) || !NonBlocking(ctx->async_fd)) return false;
+    caps_.iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+    caps_.ib_link = port.link_layer == IBV_LINK_LAYER_INFINIBAND;
+    caps_.sink_needs_write = caps_.iwarp && std::string_view(ibv_get_device_name(ctx->device)).substr(0, 3) != "siw";
+    // Type 2 windows (docs/verbs.md: rxe has them end to end, siw none).
+    caps_.windows = (d.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0 && d.max_mw > 0;
+    if (const long w = ParamLong("OPENND_VERBS_WINDOWS", 1); w == 0) caps_.windows = false;
+    caps_.max_sge_rd = d.max_sge_rd ? d.max_sge_rd : 1;
+    caps_.max_msg = port.max_msg_sz;
+    caps_.max_qp_wr = static_cast<uint32_t>(d.max_qp_wr);
+    // Resizing works on rxe, not on siw (docs/verbs.md); ask the device.
+    if (ibv_cq *cq = ibv_create_cq(ctx, 2, nullptr, nullptr, 0)) {
+        caps_.resize_cq = ibv_resize_cq(cq, 4) == 0;
+        ibv_destroy_cq(cq);
+    }
+    info_ = Describe(ctx, d, port, ProbeInline(ctx, pd_), caps_);
+    return true;
+}
+
+Device::~Device() {
+    if (reader_)
+        for (int fd : {cm_->fd, comp_->fd, ctx_->async_fd, defer_fd_}) Unwatch(fd);
+    if (listed_) {
+        std::lock_guard<std::mutex> lock(g_devices_mu);
+        if (g_devices) {
+            auto it = g_devices->find(ctx_);
+            if (it != g_devices->end() && it->second.expired()) g_devices->erase(it);
+            if (g_devices->empty()) {
+                delete g_devices;
+                g_devices = nullptr;
+            }
+        }
+    }
+    if (defer_fd_ >= 0) close(defer_fd_);
+    if (cm_) rdma_destroy_event_channel(cm_);
+    if (comp_) ibv_destroy_comp_channel(comp_);
+    if (pd_) ibv_dealloc_pd(pd_);
+}
+
+template <class T>
+T *Device::HoldFound(std::unordered_map<const void *, T *> &map, const void *key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map.find(key);
+    return it != map.end() && it->second->TryHold() ? it->second : nullptr;
+}
+
+void Device::AddEndpoint(rdma_cm_id *id, CmEndpoint *e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    endpoints_[id] = e;
+}
+void Device::RemoveEndpoint(rdma_cm_id *id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    endpoints_.erase(id);
+}
+void Device::AddObject(const void *handle, DeviceObject *o) {
+    std::lock_guard<std::mutex> lock(mu_);
+    objects_[handle] = o;
+}
+void Device::RemoveObject(const void *handle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    objects_.erase(handle);
+}
+
+void Device::AddKey(uint32_t lkey) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++keys_[lkey];
+}
+void Device::RemoveKey(uint32_t lkey) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = keys_.find(lkey); it != keys_.end() && --it->second == 0) keys_.erase(it);
+}
+bool Device::LiveKey(uint32_t lkey) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return keys_.count(lkey) != 0;
+}
+
+void Device::Defer(std::function<void()> fn) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        deferred_.push_back(std::move(fn));
+    }
+    const uint64_t one = 1;
+    if (write(defer_fd_, &one, sizeof one) != sizeof one) OPENND_LOG(Error, "ndverbs: cannot wake the progress thread");
+}
+
+void Device::After(uint64_t ms, std::function<void()> fn) {
+    const uint64_t due = kit::NowMs() + ms;
+    uint64_t first;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        timers_.emplace_back(due, std::move(fn));
+        first = due;
+        for (const auto &t : timers_) first = std::min(first, t.first);
+    }
+    WakeAt(defer_fd_, first);
+}
+
+void Device::RunDeferred() {
+    uint64_t n;
+    while (read(defer_fd_, &n, sizeof n) == sizeof n) {
+    }
+    std::vector<std::function<void()>> run;
+    uint64_t next = 0;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        run.swap(deferred_);
+        const uint64_t now = kit::NowMs();
+        for (auto it = timers_.begin(); it != timers_.end();) {
+            if (it->first <= now) {
+                run.push_back(std::move(it->second));
+                it = timers_.erase(it);
+            } else {
+                next = next ? std::min(next, it->first) : it->first;
+                ++it;
+            }
+        }
+    }
+    if (next) WakeAt(defer_fd_, next);
+    for (auto &fn : run) fn();
+}
+
+// Each event is copied and acknowledged before its endpoint sees it, so an
+// endpoint destroying its id (which waits for the acknowledgements) never
+// waits for this thread.
+void Device::ReadCm() {
+    rdma_cm_event *raw = nullptr;
+    while (rdma_get_cm_event(cm_, &raw) == 0) {
+        const rdma_cm_event event = *raw;
+        std::vector<uint8_t> data;
+        const auto *pd = static_cast<const uint8_t *>(raw->param.conn.private_data);
+        if (pd && raw->id && raw->id->ps == RDMA_PS_TCP) data.assign(pd, pd + raw->param.conn.private_data_len);
+        // A request arrives on a new id; the listener is its listen_id.
+        const bool request = event.event == RDMA_CM_EVENT_CONNECT_REQUEST;
+        CmEndpoint *e = HoldFound(endpoints_, request ? event.listen_id : event.id);
+        OPENND_LOG(Debug, "ndverbs: %s (status %d) on id %p%s", rdma_event_str(event.event), event.status,
+                   static_cast<void *>(event.id), e ? "" : ", nobody's");
+        rdma_ack_cm_event(raw);
+        if (!e) {
+            if (request) {  // nobody listens any more
+                rdma_reject(event.id, nullptr, 0);
+                rdma_destroy_id(event.id);
+            }
+            continue;
+        }
+        e->OnCmEvent(event.id, event, data);
+        e->Unhold();
+    }
+}
+
+void Device::ReadCompletions() {
+    ibv_cq *cq = nullptr;
+    void *context = nullptr;
+    while (ibv_get_cq_event(comp_, &cq, &context) == 0) {
+        DeviceObject *o = HoldFound(objects_, cq);
+        ibv_ack_cq_events(cq, 1);
+        if (!o) continue;
+        o->OnCompletionEvent();
+        o->Unhold();
+    }
+}
+
+void Device::ReadAsync() {
+    ibv_async_event event;
+    while (ibv_get_async_event(ctx_, &event) == 0) {
+        const void *element = nullptr;
+        switch (event.event_type) {
+        case IBV_EVENT_CQ_ERR: element = event.element.cq; break;
+        case IBV_EVENT_SRQ_ERR:
+        case IBV_EVENT_SRQ_LIMIT_REACHED: element = event.element.srq; break;
+        case IBV_EVENT_QP_FATAL:
+        case IBV_EVENT_QP_REQ_ERR:
+        case IBV_EVENT_QP_ACCESS_ERR:
+        case IBV_EVENT_COMM_EST:
+        case IBV_EVENT_SQ_DRAINED:
+        case IBV_EVENT_PATH_MIG:
+        case IBV_EVENT_PATH_MIG_ERR:
+        case IBV_EVENT_QP_LAST_WQE_REACHED: element = event.element.qp; break;
+        default:
+            OPENND_LOG(Warn, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
+                       ibv_event_type_str(event.event_type));
+            break;
+        }
+        DeviceObject *o = element ? HoldFound(objects_, element) : nullptr;
+        const ibv_event_type type = event.event_type;
+        ibv_ack_async_event(&event);
+        if (!o) continue;
+        o->OnAsyncEvent(type);
+        o->Unhold();
+    }
+}
+
+std::vector<kit::IpAddress> Device::Addresses() const {
+    std::vector<kit::IpAddress> out;
+    for (const auto &a : kit::LocalIpAddresses())
+        if (DeviceOf(a) == ctx_) out.push_back(a);
+    return out;
+}
+
+std::vector<DeviceEntry> Devices() {
+    std::vector<DeviceEntry> out;
+    int n = 0;
+    ibv_context **list = rdma_get_devices(&n);
+    if (!list) return out;
+    for (int i = 0; i < n; ++i) out.push_back({list[i], ibv_get_device_guid(list[i]->device)});
+    rdma_free_devices(list);
+    return out;
+}
+
+// rdma_cm binds an address to the device that serves it: a throw-away id
+// tells (id->verbs; an address no device serves binds with none).
+ibv_context *DeviceOf(const kit::IpAddress &a) {
+    if (kit::IsLoopback(a.sa()) || kit::IsWildcard(a.sa())) return nullptr;
+    rdma_cm_id *id = nullptr;
+    if (rdma_create_id(nullptr, &id, nullptr, RDMA_PS_TCP) != 0) return nullptr;
+    kit::IpAddress copy = a;
+    ibv_context *ctx = rdma_bind_addr(id, copy.sa()) == 0 ? id->verbs : nullptr;
+    rdma_destroy_id(id);
+    return ctx;
+}
+
+}  // namespace opennd::verbs

@@ -1,0 +1,171 @@
+// A queue pair on a verbs RC queue pair, on the kit's (every request's
+// checks are the kit's; the Post* here are its hooks, called directly).
+// Each work request takes a slot in a shadow ring, and its wr_id names the
+// queue pair's generation, the ring and the slot: so a completion, failed
+// or flushed ones included, gives back the request's type and context, and
+// one of a destroyed queue pair (whose number verbs may reuse) is dropped.
+// Rings are sized by the queue depths, so "full" is known without the
+// device's errno (which differs between devices).
+//
+// The queue pair is created in INIT (ND allows Receive before connecting);
+// the connector moves it to RTR and RTS from its rdma_cm id
+// (rdma_init_qp_attr), and to ERR when the connection ends.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "completion_queue.h"
+#include "device.h"
+#include "memory.h"
+#include "opennd/kit/adapter.h"
+#include "opennd/kit/queue_pair.h"
+#include "opennd/kit/spin_lock.h"
+
+namespace opennd::verbs {
+
+// One request's part of a ring.
+struct Slot {
+    void *context;
+    uint64_t request;    // the ND request's number in its ring
+    ULONG bytes;
+    uint8_t type;        // ND2_REQUEST_TYPE
+    bool signaled;       // completes even when it succeeds
+    bool last;           // the last work request of an ND request (one split into several ends here)
+    HRESULT status;      // a Bind or Invalidate the provider already failed: its status (else 0)
+    uint32_t lkey;       // the first SGE's key (what failed, if it fails)
+};
+
+class ShadowRing {
+public:
+    // `depth` ND requests of at most `parts` work requests each.
+    ShadowRing(uint32_t depth, uint32_t parts);
+    // Producer (under the queue pair's post lock).
+    // Room for one ND request of `parts` work requests.
+    bool Room(uint32_t parts) const {
+        return requests_ - requests_done_.load(std::memory_order_acquire) < depth_ &&
+               head_ + parts - tail_.load(std::memory_order_acquire) <= capacity_;
+    }
+    // The next work request of the ND request being posted.
+    uint64_t Push(Slot s) {
+        s.request = requests_;
+        slots_[head_ & mask_] = s;
+        return head_++;
+    }
+    void EndRequest() { ++requests_; }
+    // The device's queue holds fewer work requests than asked: so does the ring.
+    void Limit(uint32_t capacity) { capacity_ = std::min(capacity_, capacity); }
+    void Unpush(uint32_t n) { head_ -= n; }
+    // Consumer (under the CQ's lock): the slot of sequence `seq`, and
+    // everything up to it retired.
+    Slot &At(uint64_t seq) { return slots_[seq & mask_]; }
+    void RetireThrough(uint64_t seq) {
+        const Slot &s = At(seq);
+        requests_done_.store(s.last ? s.request + 1 : s.request, std::memory_order_release);
+        tail_.store(seq + 1, std::memory_order_release);
+    }
+    uint64_t outstanding() const { return head_ - tail_.load(std::memory_order_acquire); }
+    // The split request whose failure was reported (its other parts are swallowed).
+    uint64_t failed_request = UINT64_MAX;
+
+private:
+    std::vector<Slot> slots_;
+    uint64_t mask_;
+    uint32_t depth_;     // ND requests
+    uint32_t capacity_;  // work requests
+    uint64_t head_ = 0, requests_ = 0;
+    std::atomic<uint64_t> tail_{0}, requests_done_{0};
+};
+
+// wr_id: generation (16 bits) | receive ring (1 bit) | sequence (47 bits).
+inline constexpr int kSeqBits = 47;
+inline constexpr uint64_t kSeqMask = (uint64_t(1) << kSeqBits) - 1;
+inline constexpr uint64_t kReceiveBit = uint64_t(1) << kSeqBits;
+
+class QueuePair : public kit::QueuePair<QueuePair>, public DeviceObject {
+public:
+    QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const kit::QueuePairArgs &a, CompletionQueue *rcq,
+              CompletionQueue *icq);
+    ~QueuePair() override;
+    bool Valid() const { return qp_ != nullptr; }
+    static QueuePair *Find(IUnknown *u);
+    ibv_qp *qp() const { return qp_; }
+    const Device *device() const { return device_.get(); }
+    bool UsesSrq() const { return kit::QueuePair<QueuePair>::UsesSrq(); }
+
+    // The connection: Connected once the queue pair is ready to send
+    // (RTS); Fail moves it to ERR, and every request posted completes
+    // ND_CANCELED (now and later).
+    void Connected() {
+        connected_once_.store(true, std::memory_order_release);
+        state_.store(kConnected, std::memory_order_release);
+    }
+    void Fail();
+    // A connection takes the queue pair (a second one is ND_CONNECTION_ACTIVE).
+    bool Claim() { return !claimed_.exchange(true); }
+    void Unclaim() { claimed_.store(false); }
+    // Which id answers COMM_EST (a first packet that beats the RTU).
+    void SetCmId(rdma_cm_id *id) { cm_id_.store(id); }
+
+    // A completion of this queue pair: fills `out` and returns true if it
+    // is reported (under `from`'s lock; from the CQ's poll).
+    bool Complete(const ibv_wc &wc, ND2_RESULT *out);
+
+    HRESULT STDMETHODCALLTYPE Flush() override;
+    bool TryHold() override { return kit::QueuePair<QueuePair>::TryHold(); }
+    void Unhold() override { kit::QueuePair<QueuePair>::Unhold(); }
+
+private:
+    friend class kit::QueuePair<QueuePair>;
+    enum : int { kIdle, kConnected, kFailed };
+    bool MayPost() const { return connected_once_.load(std::memory_order_acquire); }
+    HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total);
+    HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
+    HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                     ULONG flags);
+    HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                      ULONG flags);
+    Region *FindRegion(IUnknown *u) {
+        Region *r = Region::Find(u);
+        return r && r->device() == device_.get() ? r : nullptr;  // this adapter's only
+    }
+    Window *FindWindow(IUnknown *u) {
+        Window *w = Window::Find(u);
+        return w && w->device() == device_.get() ? w : nullptr;
+    }
+    HRESULT PostBind(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size, ULONG flags);
+    HRESULT PostInvalidate(void *ctx, Window *window, ULONG flags);
+    // A request with nothing to move (a window's Bind or Invalidate): a
+    // zero-length RDMA Write, for a completion in order with the others.
+    HRESULT PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
+    // One ND request as one or more work requests (split at the device's
+    // message size and, for a Read, its read SGEs).
+    HRESULT PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
+                         UINT32 rtoken, ULONG flags);
+    // A request refused because the queue pair failed: it completes ND_CANCELED.
+    HRESULT Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
+    void OnAsyncEvent(ibv_event_type type) override;
+    void OnFinalRelease() override;
+
+    std::shared_ptr<Device> device_;
+    kit::ComPtr<IND2Adapter> adapter_;
+    kit::ComPtr<CompletionQueue> rcq_, icq_;
+    void *context_;
+    ibv_qp *qp_ = nullptr;
+    uint64_t generation_;
+    std::atomic<int> state_{kIdle};
+    std::atomic<bool> connected_once_{false};
+    std::atomic<bool> claimed_{false};
+    const uint32_t parts_;  // work requests one ND request may take (a Read split per read SGE)
+    uint32_t max_send_sge_ = 1;
+    std::atomic<rdma_cm_id *> cm_id_{nullptr};
+    kit::SpinLock send_mu_, recv_mu_;
+    ShadowRing sq_, rq_;
+};
+
+}  // namespace opennd::verbs

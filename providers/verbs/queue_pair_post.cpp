@@ -1,0 +1,248 @@
+// Posting (queue_pair.h): the kit has checked each request; here it takes
+// its shadow-ring slots and goes to the device as one or more work
+// requests, with ND's flags as verbs' send flags.
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "queue_pair.h"
+
+namespace opennd::verbs {
+namespace {
+
+uint64_t WrId(uint64_t generation, bool receive, uint64_t seq) {
+    return (generation << 48) | (receive ? kReceiveBit : 0) | (seq & kSeqMask);
+}
+
+unsigned SendFlags(ULONG flags) {
+    unsigned f = 0;
+    if (!(flags & ND_OP_FLAG_SILENT_SUCCESS)) f |= IBV_SEND_SIGNALED;
+    if (flags & ND_OP_FLAG_READ_FENCE) f |= IBV_SEND_FENCE;
+    if (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) f |= IBV_SEND_SOLICITED;
+    if (flags & ND_OP_FLAG_INLINE) f |= IBV_SEND_INLINE;
+    return f;
+}
+
+// The key a failed request's status is told by (Complete).
+uint32_t FirstKey(const ND2_SGE *sge, ULONG nsge) { return nsge ? sge[0].MemoryRegionToken : 0; }
+
+ibv_sge *AsIbv(const ND2_SGE *sge) { return reinterpret_cast<ibv_sge *>(const_cast<ND2_SGE *>(sge)); }
+
+// An inline request may have more SGEs than the device takes (ND sets no
+// limit): its bytes are copied into one, which the device copies again.
+struct Bounce {
+    alignas(64) uint8_t bytes[4096];
+    ibv_sge one;
+    ibv_sge *Gather(const ND2_SGE *sge, ULONG nsge, uint64_t total) {
+        uint8_t *p = bytes;
+        for (ULONG i = 0; i < nsge; ++i) {
+            std::memcpy(p, sge[i].Buffer, sge[i].BufferLength);
+            p += sge[i].BufferLength;
+        }
+        one = {reinterpret_cast<uint64_t>(bytes), static_cast<uint32_t>(total), 0};
+        return &one;
+    }
+};
+
+}  // namespace
+
+HRESULT QueuePair::Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type) {
+    ND2_RESULT r{ND_CANCELED, 0, context_, ctx, type};
+    cq->PushSoftware(r);
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total) {
+    std::lock_guard<kit::SpinLock> lock(send_mu_);
+    if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeSend);
+    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    ibv_send_wr wr{};
+    Bounce bounce;
+    wr.sg_list = AsIbv(sge);
+    wr.num_sge = static_cast<int>(nsge);
+    if ((flags & ND_OP_FLAG_INLINE) && nsge > max_send_sge_) {
+        wr.sg_list = bounce.Gather(sge, nsge, total);
+        wr.num_sge = 1;
+    }
+    const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
+    wr.wr_id = WrId(generation_, false,
+                    sq_.Push({ctx, 0, static_cast<ULONG>(total), Nd2RequestTypeSend, signaled, true, 0, FirstKey(sge, nsge)}));
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = SendFlags(flags);
+    ibv_send_wr *bad = nullptr;
+    if (ibv_post_send(qp_, &wr, &bad) != 0) {
+        sq_.Unpush(1);
+        return state_.load() == kFailed ? Cancelled(icq_.get(), ctx, Nd2RequestTypeSend) : ND_NO_MORE_ENTRIES;
+    }
+    sq_.EndRequest();
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
+    std::lock_guard<kit::SpinLock> lock(recv_mu_);
+    if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(rcq_.get(), ctx, Nd2RequestTypeReceive);
+    if (!rq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    ibv_recv_wr wr{};
+    wr.sg_list = AsIbv(sge);
+    wr.num_sge = static_cast<int>(nsge);
+    ibv_sge empty{0, 0, 0};
+    if (nsge == 0) {  // a zero-byte receive (Windows behaviour); siw refuses one with no SGE
+        wr.sg_list = &empty;
+        wr.num_sge = 1;
+    }
+    wr.wr_id = WrId(generation_, true, rq_.Push({ctx, 0, 0, Nd2RequestTypeReceive, true, true, 0, FirstKey(sge, nsge)}));
+    ibv_recv_wr *bad = nullptr;
+    if (ibv_post_recv(qp_, &wr, &bad) != 0) {
+        rq_.Unpush(1);
+        return state_.load() == kFailed ? Cancelled(rcq_.get(), ctx, Nd2RequestTypeReceive) : ND_NO_MORE_ENTRIES;
+    }
+    rq_.EndRequest();
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
+                            ULONG flags) {
+    return PostOneSided(IBV_WR_RDMA_READ, ctx, sge, nsge, total, raddr, rtoken, flags);
+}
+
+HRESULT QueuePair::PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
+                             UINT32 rtoken, ULONG flags) {
+    return PostOneSided(IBV_WR_RDMA_WRITE, ctx, sge, nsge, total, raddr, rtoken, flags);
+}
+
+// A Read with more SGEs than the device reads into at once (siw: one)
+// becomes one work request per group, each at its offset of the remote
+// buffer; only the last is signaled (and only if the request is), and the
+// request completes once, with its first failure if any.
+HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total,
+                                UINT64 raddr, UINT32 rtoken, ULONG flags) {
+    const ND2_REQUEST_TYPE type = op == IBV_WR_RDMA_READ ? Nd2RequestTypeRead : Nd2RequestTypeWrite;
+    std::lock_guard<kit::SpinLock> lock(send_mu_);
+    if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, type);
+    const uint32_t per = op == IBV_WR_RDMA_READ ? device_->caps().max_sge_rd : max_send_sge_;
+    const bool bounce_inline = (flags & ND_OP_FLAG_INLINE) && nsge > max_send_sge_;
+    const uint32_t parts = (nsge <= per || bounce_inline) ? 1 : (nsge + per - 1) / per;
+    if (!sq_.Room(parts)) return ND_NO_MORE_ENTRIES;
+    ibv_send_wr wr[8];  // parts <= initiator SGEs / read SGEs, and a Read's SGEs are few
+    if (parts > 8) return ND_NO_MORE_ENTRIES;
+    Bounce bounce;
+    const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
+    uint64_t offset = 0;
+    for (uint32_t i = 0; i < parts; ++i) {
+        const ULONG first = i * per, count = parts == 1 ? nsge : std::min<ULONG>(per, nsge - first);
+        const bool last = i + 1 == parts;
+        wr[i] = {};
+        wr[i].next = last ? nullptr : &wr[i + 1];
+        wr[i].sg_list = count ? AsIbv(sge + first) : nullptr;
+        wr[i].num_sge = static_cast<int>(count);
+        if (bounce_inline) {
+            wr[i].sg_list = bounce.Gather(sge, nsge, total);
+            wr[i].num_sge = 1;
+        }
+        const uint64_t bytes = parts == 1 ? total : kit::SgeBytes(sge + first, count);
+        wr[i].opcode = op;
+        wr[i].send_flags = SendFlags(flags) & ~unsigned(IBV_SEND_SIGNALED);
+        if (last && signaled) wr[i].send_flags |= IBV_SEND_SIGNALED;
+        if (i > 0) wr[i].send_flags &= ~unsigned(IBV_SEND_FENCE);  // the fence orders the request, once
+        wr[i].wr.rdma.remote_addr = raddr + offset;
+        wr[i].wr.rdma.rkey = ntohl(rtoken);  // tokens travel in network byte order (R077)
+        wr[i].wr_id = WrId(generation_, false,
+                           sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type),
+                                     last && signaled, last, 0, FirstKey(sge + first, count)}));
+        offset += bytes;
+    }
+    ibv_send_wr *bad = nullptr;
+    if (ibv_post_send(qp_, wr, &bad) != 0) {
+        // Some parts went (the ring had room, so the device failed): the
+        // request is reported by the queue pair's failure, not by its parts.
+        // The parts posted flush, and the first of them reports the request.
+        if (bad != wr) {
+            sq_.Unpush(static_cast<uint32_t>(parts - (bad - wr)));
+            sq_.EndRequest();
+            state_.store(kFailed, std::memory_order_release);
+            ibv_qp_attr attr{};
+            attr.qp_state = IBV_QPS_ERR;
+            ibv_modify_qp(qp_, &attr, IBV_QP_STATE);
+            return ND_SUCCESS;
+        }
+        sq_.Unpush(parts);
+        return state_.load() == kFailed ? Cancelled(icq_.get(), ctx, type) : ND_NO_MORE_ENTRIES;
+    }
+    sq_.EndRequest();
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
+    ibv_send_wr wr{};
+    const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS) || FAILED(status);
+    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, static_cast<uint8_t>(type), signaled, true, status, 0}));
+    wr.opcode = IBV_WR_RDMA_WRITE;  // no SGE, remote address and key 0
+    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    ibv_send_wr *bad = nullptr;
+    if (ibv_post_send(qp_, &wr, &bad) != 0) {
+        sq_.Unpush(1);
+        return ND_NO_MORE_ENTRIES;
+    }
+    sq_.EndRequest();
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size, ULONG flags) {
+    const uint64_t address = reinterpret_cast<uint64_t>(buffer);
+    std::lock_guard<kit::SpinLock> lock(send_mu_);
+    if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeBind);
+    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    ibv_mw *mw = window->mw();
+    uint32_t key = 0;
+    const HRESULT hr = window->BindTo(region, address, size, (flags & ND_OP_FLAG_ALLOW_WRITE) != 0, [&] {
+        if (!mw) return window->Register(address, size, flags);
+        key = window->NextKey();  // the token, before the bind completes (R081)
+        return ND_SUCCESS;
+    });
+    if (!mw || FAILED(hr)) return PostMarker(Nd2RequestTypeBind, ctx, flags, hr);
+    ibv_send_wr wr{};
+    const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
+    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeBind, signaled, true, 0, 0}));
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.bind_mw.mw = mw;
+    wr.bind_mw.rkey = key;
+    wr.bind_mw.bind_info.mr = region->mr();
+    wr.bind_mw.bind_info.addr = address;
+    wr.bind_mw.bind_info.length = size;
+    wr.bind_mw.bind_info.mw_access_flags = ((flags & ND_OP_FLAG_ALLOW_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
+                                           ((flags & ND_OP_FLAG_ALLOW_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
+    ibv_send_wr *bad = nullptr;
+    if (ibv_post_send(qp_, &wr, &bad) != 0) {
+        sq_.Unpush(1);
+        window->UnbindWith([] {});
+        return ND_NO_MORE_ENTRIES;
+    }
+    sq_.EndRequest();
+    return ND_SUCCESS;
+}
+
+HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
+    kit::ComPtr<kit::MemoryRegion> unbound;  // dropped after the lock
+    std::lock_guard<kit::SpinLock> lock(send_mu_);
+    if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeInvalidate);
+    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    const bool was_bound = window->UnbindWith([&] { window->Drop(); }, &unbound);
+    if (!window->mw() || !was_bound)
+        return PostMarker(Nd2RequestTypeInvalidate, ctx, flags, was_bound ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST);  // R107
+    ibv_send_wr wr{};
+    const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
+    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeInvalidate, signaled, true, 0, 0}));
+    wr.opcode = IBV_WR_LOCAL_INV;
+    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.invalidate_rkey = window->key();
+    ibv_send_wr *bad = nullptr;
+    if (ibv_post_send(qp_, &wr, &bad) != 0) {
+        sq_.Unpush(1);
+        return ND_NO_MORE_ENTRIES;
+    }
+    sq_.EndRequest();
+    return ND_SUCCESS;
+}
+
+}  // namespace opennd::verbs
