@@ -220,6 +220,17 @@ OVERLAPPED *Connector::EndAcceptLocked() {
     return std::exchange(accept_ov_, nullptr);
 }
 
+void Connector::PeerLeftLocked(HRESULT while_connecting) {
+    if (state_ == State::Connecting)
+        ConnectFailedLocked(while_connecting);
+    else if (state_ == State::Accepting)
+        requests_.Complete(EndAcceptLocked(), ND_CONNECTION_ABORTED);
+    else if (state_ == State::Connected || state_ == State::Replied)
+        PeerGoneLocked();
+    else if (state_ == State::Requested)
+        InitiatorGoneLocked();
+}
+
 void Connector::PeerGoneLocked() {
     ConnectionOverLocked();
     state_ = State::Disconnected;

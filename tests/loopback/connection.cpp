@@ -273,14 +273,7 @@ void Connector::Handle(Message m) {
                 requests().Complete(EndAcceptLocked(), ND_CONNECTION_REFUSED);
             break;
         case Message::Kind::Disconnect:
-            if (state_ == State::Connecting)  // the passive side went before it answered
-                ConnectFailedLocked(ND_CONNECTION_REFUSED);
-            else if (state_ == State::Accepting)
-                requests().Complete(EndAcceptLocked(), ND_CONNECTION_ABORTED);
-            else if (state_ == State::Connected || state_ == State::Replied)
-                PeerGoneLocked();
-            else if (state_ == State::Requested)
-                InitiatorGoneLocked();
+            PeerLeftLocked(ND_CONNECTION_REFUSED);  // Connecting: the passive side went before it answered
             break;
         }
     }

@@ -124,6 +124,10 @@ protected:
     OVERLAPPED *EndAcceptLocked();
     // The connection is over: NotifyDisconnect completes.
     void PeerGoneLocked();
+    // The other side went away, whatever the state: a Connect fails
+    // `while_connecting`, an Accept ND_CONNECTION_ABORTED, a connection is
+    // over, a request waiting for Accept is abandoned.
+    void PeerLeftLocked(HRESULT while_connecting);
     void ClosedLocked() { state_ = State::Closed; }
 
     // Under lock().
