@@ -13,6 +13,20 @@ jobs=$(nproc)
 bash scripts/deps.sh
 
 step() { printf '\n== %s (%ds so far) ==\n' "$*" $((SECONDS - start)); }
+# vm_stage TITLE NAME SCRIPT ARGS...: a stage in the rdma-vm VM; 77 from the
+# script means this machine cannot run it (skipped), anything else fails.
+vm_stage() {
+  local title=$1 name=$2 rc=0
+  shift 2
+  step "$title"
+  RDMA_VM_RUN=$runvm timeout 2400 bash "$@" || rc=$?
+  if [ $rc = 77 ]; then
+    echo "$name stage skipped: this machine cannot run the VM"
+  elif [ $rc != 0 ]; then
+    echo "$name stage failed (status $rc)"
+    exit 1
+  fi
+}
 
 step "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -78,32 +92,18 @@ if [ "${OPENND_SKIP_INTEROP:-0}" = 1 ]; then
 elif [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ] || [ ! -x "$runvm" ]; then
   step "interop with Linux siw: skipped (needs root, /dev/net/tun and $runvm)"
 else
-  step "interop with Linux siw in a VM (rping <-> ndrping, verbs_bulk <-> ndrping --bulk)"
-  rc=0
-  RDMA_VM_RUN=$runvm timeout 2400 bash tests/interop/siw_interop.sh build || rc=$?
-  if [ $rc = 77 ]; then
-    echo "interop stage skipped: this machine cannot run the VM"
-  elif [ $rc != 0 ]; then
-    echo "interop stage failed (status $rc)"
-    exit 1
-  fi
+  vm_stage "interop with Linux siw in a VM (rping <-> ndrping, verbs_bulk <-> ndrping --bulk)" interop \
+    tests/interop/siw_interop.sh build
 fi
 
 # The verbs provider (ndverbs) on rxe and siw in a VM (tests/verbs,
 # docs/verbs.md): the conformance suite, a device's known failures left out.
 # Runs as any user once the VM's packages are there (the stage above).
-if [ "${OPENND_SKIP_INTEROP:-0}" = 1 ] || [ ! -x "$runvm" ]; then
-  step "the verbs provider in a VM: skipped (OPENND_SKIP_INTEROP=1 or no $runvm)"
+if [ "${OPENND_SKIP_INTEROP:-0}" != 1 ] && [ -x "$runvm" ]; then
+  vm_stage "the verbs provider in a VM (ndconformance on rxe, and its passing groups on siw)" verbs \
+    tests/verbs/vm_conformance.sh build
 else
-  step "the verbs provider in a VM (ndconformance on rxe, and its passing groups on siw)"
-  rc=0
-  RDMA_VM_RUN=$runvm timeout 2400 bash tests/verbs/vm_conformance.sh build || rc=$?
-  if [ $rc = 77 ]; then
-    echo "verbs stage skipped: this machine cannot run it"
-  elif [ $rc != 0 ]; then
-    echo "verbs stage failed (status $rc)"
-    exit 1
-  fi
+  step "the verbs provider in a VM: skipped (OPENND_SKIP_INTEROP=1 or no $runvm)"
 fi
 
 echo

@@ -1,10 +1,11 @@
 // Memory regions and windows. A region is one ibv_reg_mr with ND's rights
-// as verbs access flags. A window is a type 2 memory window where the
-// device has them (rxe, mlx4/5, irdma): Bind posts IBV_WR_BIND_MW with the
-// next key (the window's token, known as soon as Bind returns), Invalidate
-// IBV_WR_LOCAL_INV, and the window works only through the queue pair it was
-// bound on (R078). Elsewhere (siw) it is emulated the way Microsoft's own
-// ND2 provider for mlx4 did it (VERBS-MAPPING §1.1): Bind
+// as verbs access flags. A window can be a type 2 memory window where the
+// device has them (rxe, mlx4/5, irdma; OPENND_VERBS_WINDOWS=1, not yet the
+// default): Bind posts IBV_WR_BIND_MW with the next key (the window's
+// token, known as soon as Bind returns), Invalidate IBV_WR_LOCAL_INV, and
+// the window works only through the queue pair it was bound on (R078).
+// By default it is emulated the way Microsoft's own ND2 provider for mlx4
+// did it (VERBS-MAPPING §1.1): Bind
 // registers the window's range again with the window's rights (its rkey is
 // the window's token, known as soon as Bind returns), Invalidate drops that
 // registration; each also posts a zero-length RDMA Write to the connected

@@ -147,6 +147,7 @@ private:
     // message size and, for a Read, its read SGEs).
     HRESULT PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
                          UINT32 rtoken, ULONG flags);
+    HRESULT Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
     // A request refused because the queue pair failed: it completes ND_CANCELED.
     HRESULT Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
     void OnAsyncEvent(ibv_event_type type) override;

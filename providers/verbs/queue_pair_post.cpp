@@ -70,11 +70,16 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = SendFlags(flags);
     ibv_send_wr *bad = nullptr;
-    if (ibv_post_send(qp_, &wr, &bad) != 0) {
-        sq_.Unpush(1);
-        return state_.load() == kFailed ? Cancelled(icq_.get(), ctx, Nd2RequestTypeSend) : ND_NO_MORE_ENTRIES;
+    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeSend);
+}
+
+// After one work request went to the device (rc: its post's), or did not.
+HRESULT QueuePair::Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type) {
+    if (rc != 0) {
+        ring.Unpush(1);
+        return state_.load() == kFailed ? Cancelled(cq, ctx, type) : ND_NO_MORE_ENTRIES;
     }
-    sq_.EndRequest();
+    ring.EndRequest();
     return ND_SUCCESS;
 }
 
@@ -92,12 +97,7 @@ HRESULT QueuePair::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
     }
     wr.wr_id = WrId(generation_, true, rq_.Push({ctx, 0, 0, Nd2RequestTypeReceive, true, true, 0, FirstKey(sge, nsge)}));
     ibv_recv_wr *bad = nullptr;
-    if (ibv_post_recv(qp_, &wr, &bad) != 0) {
-        rq_.Unpush(1);
-        return state_.load() == kFailed ? Cancelled(rcq_.get(), ctx, Nd2RequestTypeReceive) : ND_NO_MORE_ENTRIES;
-    }
-    rq_.EndRequest();
-    return ND_SUCCESS;
+    return Posted(ibv_post_recv(qp_, &wr, &bad), rq_, rcq_.get(), ctx, Nd2RequestTypeReceive);
 }
 
 HRESULT QueuePair::PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
@@ -179,12 +179,7 @@ HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRE
     wr.opcode = IBV_WR_RDMA_WRITE;  // no SGE, remote address and key 0
     wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     ibv_send_wr *bad = nullptr;
-    if (ibv_post_send(qp_, &wr, &bad) != 0) {
-        sq_.Unpush(1);
-        return ND_NO_MORE_ENTRIES;
-    }
-    sq_.EndRequest();
-    return ND_SUCCESS;
+    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, type);
 }
 
 HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size, ULONG flags) {
@@ -213,13 +208,9 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     wr.bind_mw.bind_info.mw_access_flags = ((flags & ND_OP_FLAG_ALLOW_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
                                            ((flags & ND_OP_FLAG_ALLOW_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
     ibv_send_wr *bad = nullptr;
-    if (ibv_post_send(qp_, &wr, &bad) != 0) {
-        sq_.Unpush(1);
-        window->UnbindWith([] {});
-        return ND_NO_MORE_ENTRIES;
-    }
-    sq_.EndRequest();
-    return ND_SUCCESS;
+    const HRESULT posted = Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeBind);
+    if (posted == ND_NO_MORE_ENTRIES) window->UnbindWith([] {});  // not bound after all
+    return posted;
 }
 
 HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
@@ -237,12 +228,7 @@ HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
     wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     wr.invalidate_rkey = window->key();
     ibv_send_wr *bad = nullptr;
-    if (ibv_post_send(qp_, &wr, &bad) != 0) {
-        sq_.Unpush(1);
-        return ND_NO_MORE_ENTRIES;
-    }
-    sq_.EndRequest();
-    return ND_SUCCESS;
+    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeInvalidate);
 }
 
 }  // namespace opennd::verbs

@@ -56,8 +56,9 @@ const Param kParams[] = {
     {"OPENND_VERBS_RNR_RETRY", "6", "ndverbs",
      "How often a peer's Send that finds no receive posted here is retried (InfiniBand and RoCE; 40 ms "
      "apart) before it fails ND_IO_TIMEOUT. 0: at once, as Windows providers do; 7: for ever."},
-    {"OPENND_VERBS_WINDOWS", "1", "ndverbs",
-     "0: emulate memory windows with registrations even where the device has type 2 windows."},
+    {"OPENND_VERBS_WINDOWS", "0", "ndverbs",
+     "1: memory windows as the device's type 2 windows where it has them (experimental); 0: a registration "
+     "per binding on every device."},
     {"OPENND_VERBS_CONNECT_MS", "5000", "ndverbs",
      "How long a Connect waits for the peer's answer before it completes ND_IO_TIMEOUT (rdma_cm's own "
      "retries to a silent address take minutes)."},

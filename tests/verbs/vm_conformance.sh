@@ -33,6 +33,8 @@ vm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
 [ -x "$vm" ] || { echo "vm_conformance: SKIP: no VM tool at $vm"; exit 77; }
 [ -e "$build/lib/opennd/libndverbs.so" ] || { echo "vm_conformance: SKIP: ndverbs not built (rdma-core headers?)"; exit 77; }
 [ -x "$build/bin/ndconformance" ] || { echo "vm_conformance: no $build/bin/ndconformance (build first)"; exit 1; }
+# The VM's packages and image (installed as root, cached after the first run).
+timeout 1200 "$vm" --build-only >/dev/null 2>&1 || { echo "vm_conformance: SKIP: run-vm.sh --build-only failed (root installs its packages)"; exit 77; }
 
 # Inside the VM: the shared tree (/host) appears at $build. --add put the
 # program's libraries under $build/lib already, so link entry by entry.

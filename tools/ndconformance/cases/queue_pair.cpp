@@ -287,7 +287,8 @@ TEST_P(QueuePair, EveryAllowedFlagIsAccepted) {
     constexpr ULONG F = ND_OP_FLAG_READ_FENCE;
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, ND_OP_FLAG_SEND_AND_SOLICIT_EVENT));
-    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &sge, 1, ND_OP_FLAG_INLINE));
+    const ND2_SGE small = m.Sge(0, std::min<ULONG>(128, node.info.MaxInlineDataSize));  // siw inlines 80 bytes
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &small, 1, ND_OP_FLAG_INLINE));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, rb.addr, rb.token, F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, ND_OP_FLAG_INLINE));
