@@ -17,14 +17,10 @@
 #include "opennd/kit/adapter.h"
 #include "opennd/kit/address.h"
 #include "opennd/kit/completion_queue.h"
-#include "opennd/adapter_notes.h"
+#include "opennd/kit/adapter_notes.h"
 #include "queue_pair.h"
 #include "srq.h"
 #include "opennd/params.h"
-
-namespace opennd::kit {
-OPENND_KIT_IIDS(IOpenNdAdapterNotes, &IID_IOpenNdAdapterNotes);
-}
 
 namespace soft {
 namespace kit = opennd::kit;
@@ -80,20 +76,6 @@ std::string DataPathNotes() {
     return notes;
 }
 
-class Notes : public kit::Unknown<IOpenNdAdapterNotes> {
-public:
-    HRESULT STDMETHODCALLTYPE GetNotes(char *buffer, ULONG *size) override {
-        if (!size) return ND_INVALID_PARAMETER_2;
-        std::string text = DataPathNotes();
-        if (!buffer || *size < text.size() + 1) {
-            *size = static_cast<ULONG>(text.size() + 1);
-            return ND_BUFFER_OVERFLOW;
-        }
-        std::memcpy(buffer, text.c_str(), text.size() + 1);
-        *size = static_cast<ULONG>(text.size() + 1);
-        return ND_SUCCESS;
-    }
-};
 
 
 // What this adapter declares; the kit enforces it at every Create*.
@@ -124,10 +106,7 @@ public:
     explicit Adapter(std::shared_ptr<Engine> engine) : kit::Adapter(AdapterInfo()), engine_(std::move(engine)) {}
 
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
-        if (ppv && iid == IID_IOpenNdAdapterNotes) {
-            *ppv = static_cast<IOpenNdAdapterNotes *>(new Notes);
-            return S_OK;
-        }
+        if (ppv && iid == IID_IOpenNdAdapterNotes) return kit::AdapterNotes::Make(DataPathNotes(), ppv);
         return kit::Adapter::QueryInterface(iid, ppv);
     }
 

@@ -181,6 +181,28 @@ std::vector<kit::IpAddress> Device::Addresses() const {
     return out;
 }
 
+std::string Device::Notes() const {
+    ibv_device_attr d{};
+    ibv_port_attr port{};
+    ibv_query_device(ctx_, &d);
+    ibv_query_port(ctx_, caps_.port, &port);
+    std::string n = std::string("device: ") + ibv_get_device_name(ctx_->device) + ", firmware " +
+                    (d.fw_ver[0] ? d.fw_ver : "(none reported)") + "\n";
+    n += std::string("transport: ") +
+         (caps_.iwarp ? "iWARP" : caps_.ib_link ? "InfiniBand" : "RoCE (Ethernet link layer)") + "; port " +
+         std::to_string(caps_.port) + " " + ibv_port_state_str(port.state) + ", MTU " +
+         std::to_string(128 << port.active_mtu) + "\n";
+    const ibv_fork_status fork = ibv_is_fork_initialized();
+    n += std::string("fork safety: ") +
+         (fork == IBV_FORK_UNNEEDED  ? "not needed (the kernel copies registered pages for a child)"
+          : fork == IBV_FORK_ENABLED ? "enabled (RDMAV_FORK_SAFE or ibv_fork_init: registrations are page-granular)"
+                                     : "off: a child process must not touch registered memory") +
+         "\n";
+    n += caps_.windows ? "memory windows: the device's type 2 windows\n"
+                       : "memory windows: a registration per binding (OPENND_VERBS_WINDOWS=1: the device's type 2)\n";
+    return n;
+}
+
 std::vector<DeviceEntry> Devices() {
     std::vector<DeviceEntry> out;
     int n = 0;

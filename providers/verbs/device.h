@@ -11,6 +11,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <memory>
+#include <string>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -75,6 +76,9 @@ public:
     const DeviceCaps &caps() const { return caps_; }
     // The local addresses rdma_cm maps to this device (asked afresh).
     std::vector<kit::IpAddress> Addresses() const;
+    // For ndinfo: the device, its transport and link, port state,
+    // firmware, fork safety and how windows are made (asked afresh).
+    std::string Notes() const;
 
     // Routing of events to objects (see CmEndpoint, DeviceObject).
     void AddEndpoint(rdma_cm_id *id, CmEndpoint *e);

@@ -150,7 +150,7 @@ void Device::ReadAsync() {
         case IBV_EVENT_PATH_MIG_ERR:
         case IBV_EVENT_QP_LAST_WQE_REACHED: element = event.element.qp; break;
         default:
-            OPENND_LOG(Warn, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
+            OPENND_LOG(Info, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
                        ibv_event_type_str(event.event_type));
             break;
         }

@@ -6,6 +6,7 @@
 #include "device.h"
 #include "objects.h"
 #include "opennd/kit/adapter.h"
+#include "opennd/kit/adapter_notes.h"
 
 namespace opennd::verbs {
 namespace {
@@ -16,6 +17,11 @@ constexpr GUID kProviderGuid = {0x4F70656E, 0x4E44, 0x5662, {0x72, 0x73, 0x00, 0
 class Adapter : public kit::Adapter {
 public:
     explicit Adapter(std::shared_ptr<Device> device) : kit::Adapter(device->info()), device_(std::move(device)) {}
+
+    HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
+        if (ppv && iid == IID_IOpenNdAdapterNotes) return kit::AdapterNotes::Make(device_->Notes(), ppv);
+        return kit::Adapter::QueryInterface(iid, ppv);
+    }
 
 private:
     std::vector<kit::IpAddress> Addresses() override { return device_->Addresses(); }

@@ -53,8 +53,13 @@ for dev in $devices; do
   args="--provider ndverbs --address 10.0.2.15 --timeout $timeout --case-timeout 120 --filter '$pattern'"
   log=$(mktemp)
   echo "== ndconformance on ${dev}0 (ndverbs) =="
+  # ndinfo first: the adapter on the device's address, with its notes.
   timeout 3000 "$vm" --timeout 2900 --links "${dev}0:eth0" --share "$build" --add "$build/bin/ndconformance" \
     -c "$setup
+$build/bin/ndinfo > /tmp/ndinfo.txt 2>&1; grep -A4 '^Provider ndverbs' /tmp/ndinfo.txt; grep 'note: ' /tmp/ndinfo.txt | head -4
+for want in 'Adapter 0x[0-9a-f]*: 10.0.2.15' 'note: device: ${dev}0' 'note: transport: ' 'note: fork safety: '; do
+  grep -q \"\$want\" /tmp/ndinfo.txt || { echo \"ndinfo does not say: \$want\"; exit 1; }
+done
 $build/bin/ndconformance $args" >"$log" 2>&1
   status=$?
   # The suite's own lines (not the kernel's console).
