@@ -3,6 +3,7 @@
 // (docs/verbs.md has each field's source and the values on rxe and siw).
 #include "device.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -203,8 +204,22 @@ std::string Device::Notes() const {
     return n;
 }
 
+// True if the kernel has any RDMA device. Asked first so that a host with
+// none never initializes librdmacm and libibverbs (a device scan and a
+// dlopen of every verbs driver) in each process that opens an adapter.
+bool AnyRdmaDevice() {
+    DIR *d = opendir("/sys/class/infiniband");
+    if (!d) return false;
+    bool any = false;
+    while (dirent *e = readdir(d))
+        if (e->d_name[0] != '.') any = true;
+    closedir(d);
+    return any;
+}
+
 std::vector<DeviceEntry> Devices() {
     std::vector<DeviceEntry> out;
+    if (!AnyRdmaDevice()) return out;
     int n = 0;
     ibv_context **list = rdma_get_devices(&n);
     if (!list) return out;
