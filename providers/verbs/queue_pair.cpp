@@ -37,15 +37,14 @@ QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const
       device_(std::move(device)),
       adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), context_(a.context),
       generation_(g_generation.fetch_add(1) & 0xFFFF),
-      parts_(1),
-      sq_(a.initiator_depth, parts_), rq_(a.receive_depth, 1) {
+      sq_(a.initiator_depth, 1), rq_(a.receive_depth, 1) {
     const ND2_ADAPTER_INFO &info = device_->info();
     ibv_qp_init_attr attr{};
     attr.send_cq = icq->cq();
     attr.recv_cq = rcq->cq();
     attr.qp_type = IBV_QPT_RC;
     attr.sq_sig_all = 0;
-    attr.cap.max_send_wr = std::clamp<uint32_t>(a.initiator_depth * parts_, 1, device_->caps().max_qp_wr);
+    attr.cap.max_send_wr = std::clamp<uint32_t>(a.initiator_depth, 1, device_->caps().max_qp_wr);
     attr.cap.max_recv_wr = std::max<uint32_t>(a.receive_depth, 1);
     attr.cap.max_send_sge = std::clamp<uint32_t>(a.initiator_sge, 1, info.MaxInitiatorSge);
     attr.cap.max_recv_sge = std::clamp<uint32_t>(a.receive_sge, 1, info.MaxReceiveSge);

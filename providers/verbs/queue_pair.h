@@ -143,8 +143,7 @@ private:
     // A request with nothing to move (a window's Bind or Invalidate): a
     // zero-length RDMA Write, for a completion in order with the others.
     HRESULT PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
-    // One ND request as one or more work requests (split at the device's
-    // message size and, for a Read, its read SGEs).
+    // A Read or Write as one work request.
     HRESULT PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
                          UINT32 rtoken, ULONG flags);
     HRESULT Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
@@ -162,7 +161,6 @@ private:
     std::atomic<int> state_{kIdle};
     std::atomic<bool> connected_once_{false};
     std::atomic<bool> claimed_{false};
-    const uint32_t parts_;  // work requests one ND request may take (a Read split per read SGE)
     uint32_t max_send_sge_ = 1;
     std::atomic<rdma_cm_id *> cm_id_{nullptr};
     kit::SpinLock send_mu_, recv_mu_;

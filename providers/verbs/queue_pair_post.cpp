@@ -110,66 +110,33 @@ HRESULT QueuePair::PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t
     return PostOneSided(IBV_WR_RDMA_WRITE, ctx, sge, nsge, total, raddr, rtoken, flags);
 }
 
-// A Read with more SGEs than the device reads into at once (siw: one)
-// becomes one work request per group, each at its offset of the remote
-// buffer; only the last is signaled (and only if the request is), and the
-// request completes once, with its first failure if any.
+// One work request: the kit has held a Read to MaxReadSge SGEs and a
+// Write to the initiator's (an inline one with more is copied into one),
+// and the transfer to MaxTransferLength, the port's max_msg_sz.
 HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total,
                                 UINT64 raddr, UINT32 rtoken, ULONG flags) {
     const ND2_REQUEST_TYPE type = op == IBV_WR_RDMA_READ ? Nd2RequestTypeRead : Nd2RequestTypeWrite;
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, type);
-    const uint32_t per = op == IBV_WR_RDMA_READ ? device_->caps().max_sge_rd : max_send_sge_;
-    const bool bounce_inline = (flags & ND_OP_FLAG_INLINE) && nsge > max_send_sge_;
-    const uint32_t parts = (nsge <= per || bounce_inline) ? 1 : (nsge + per - 1) / per;
-    if (!sq_.Room(parts)) return ND_NO_MORE_ENTRIES;
-    ibv_send_wr wr[8];  // parts <= initiator SGEs / read SGEs, and a Read's SGEs are few
-    if (parts > 8) return ND_NO_MORE_ENTRIES;
+    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    ibv_send_wr wr{};
     Bounce bounce;
+    wr.sg_list = nsge ? AsIbv(sge) : nullptr;
+    wr.num_sge = static_cast<int>(nsge);
+    if ((flags & ND_OP_FLAG_INLINE) && nsge > max_send_sge_) {
+        wr.sg_list = bounce.Gather(sge, nsge, total);
+        wr.num_sge = 1;
+    }
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    uint64_t offset = 0;
-    for (uint32_t i = 0; i < parts; ++i) {
-        const ULONG first = i * per, count = parts == 1 ? nsge : std::min<ULONG>(per, nsge - first);
-        const bool last = i + 1 == parts;
-        wr[i] = {};
-        wr[i].next = last ? nullptr : &wr[i + 1];
-        wr[i].sg_list = count ? AsIbv(sge + first) : nullptr;
-        wr[i].num_sge = static_cast<int>(count);
-        if (bounce_inline) {
-            wr[i].sg_list = bounce.Gather(sge, nsge, total);
-            wr[i].num_sge = 1;
-        }
-        const uint64_t bytes = parts == 1 ? total : kit::SgeBytes(sge + first, count);
-        wr[i].opcode = op;
-        wr[i].send_flags = SendFlags(flags) & ~unsigned(IBV_SEND_SIGNALED);
-        if (last && signaled) wr[i].send_flags |= IBV_SEND_SIGNALED;
-        if (i > 0) wr[i].send_flags &= ~unsigned(IBV_SEND_FENCE);  // the fence orders the request, once
-        wr[i].wr.rdma.remote_addr = raddr + offset;
-        wr[i].wr.rdma.rkey = ntohl(rtoken);  // tokens travel in network byte order (R077)
-        wr[i].wr_id = WrId(generation_, false,
-                           sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type),
-                                     last && signaled, last, 0, FirstKey(sge + first, count)}));
-        offset += bytes;
-    }
+    wr.wr_id = WrId(generation_, false,
+                    sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type), signaled, true, 0,
+                              FirstKey(sge, nsge)}));
+    wr.opcode = op;
+    wr.send_flags = SendFlags(flags);
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = ntohl(rtoken);  // tokens travel in network byte order (R077)
     ibv_send_wr *bad = nullptr;
-    if (ibv_post_send(qp_, wr, &bad) != 0) {
-        // Some parts went (the ring had room, so the device failed): the
-        // request is reported by the queue pair's failure, not by its parts.
-        // The parts posted flush, and the first of them reports the request.
-        if (bad != wr) {
-            sq_.Unpush(static_cast<uint32_t>(parts - (bad - wr)));
-            sq_.EndRequest();
-            state_.store(kFailed, std::memory_order_release);
-            ibv_qp_attr attr{};
-            attr.qp_state = IBV_QPS_ERR;
-            ibv_modify_qp(qp_, &attr, IBV_QP_STATE);
-            return ND_SUCCESS;
-        }
-        sq_.Unpush(parts);
-        return state_.load() == kFailed ? Cancelled(icq_.get(), ctx, type) : ND_NO_MORE_ENTRIES;
-    }
-    sq_.EndRequest();
-    return ND_SUCCESS;
+    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, type);
 }
 
 HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
