@@ -263,6 +263,8 @@ TEST(EngineConfirm, AFenceAnswerWithABadCrcMustNameTheFencesSink) {
     ASSERT_EQ(t.p.a.outstanding_reads(), 1u);  // the fence: sink STag 0
     EXPECT_EQ(t.p.a.Receive(CrcPair::BadCrcResponse(5, 0)).status, RxStatus::Failed);
     EXPECT_EQ(t.p.a.local_fault().errc, Errc::FpduCrc) << "reported as the CRC error it is";
+    EXPECT_EQ(t.p.a.local_fault().header_length, sizeof(TaggedHeader)) << "its header kept for the log";
+    EXPECT_FALSE(t.p.a.local_fault().has_ddp_header) << "an LLP Terminate carries none";
     EXPECT_EQ(t.p.a.dropped_bad_crc(), 0u);
 }
 

@@ -135,6 +135,12 @@ TEST(Fpdu, CrcIsCheckedWhenNegotiated) {
     ASSERT_EQ(d.Feed(bad, &used), FpduDecoder::Status::Error);
     EXPECT_EQ(d.fault().errc, Errc::FpduCrc);
     EXPECT_EQ(d.fault().code, (TerminateCode{Layer::Llp, etype::kLlpMpa, ecode::kLlpCrc}));
+    // For the log: what the bad FPDU claimed to be (no header in the LLP Terminate).
+    EXPECT_EQ(d.fault().segment_length, LoadBe16(kSendCrc.data()));
+    ASSERT_EQ(d.fault().header_length, sizeof(UntaggedHeader));
+    EXPECT_EQ(Bytes(d.fault().header, d.fault().header + d.fault().header_length),
+              Bytes(kSendCrc.begin() + 2, kSendCrc.begin() + 2 + sizeof(UntaggedHeader)));
+    EXPECT_FALSE(d.fault().has_ddp_header);
     // Without CRC negotiated the field is not checked (it is zero from us and siw).
     EXPECT_EQ(DecodeAll(kSendCrc, SIZE_MAX, FpduOptions{false}).size(), 1u);
 }

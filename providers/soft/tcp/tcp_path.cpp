@@ -3,6 +3,7 @@
 #include "tcp_path.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "opennd/log.h"
@@ -245,7 +246,12 @@ void TcpPath::CompleteLocked() {
         if (const auto &t = engine_.remote_terminate())
             OPENND_LOG(Debug, "ndsoft: iWARP stream ended by the peer's Terminate (layer %d, type %d, code 0x%02x)",
                               static_cast<int>(t->code.layer), t->code.etype, t->code.ecode);
-        else
+        else if (f.errc == iwarp::Errc::FpduCrc && f.header_length != 0) {
+            char hex[2 * sizeof f.header + 1] = {};
+            for (size_t i = 0; i < f.header_length; ++i) std::snprintf(hex + 2 * i, 3, "%02x", f.header[i]);
+            OPENND_LOG(Debug, "ndsoft: iWARP stream ended here: fpdu-crc (ULPDU of %u bytes, header %s, %zu Reads of ours out)",
+                       f.segment_length, hex, engine_.outstanding_reads());
+        } else
             OPENND_LOG(Debug, "ndsoft: iWARP stream ended here: %s", iwarp::ErrcName(f.errc));
     }
     bool fail = false;

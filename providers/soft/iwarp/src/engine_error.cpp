@@ -26,6 +26,10 @@ void Engine::FaultOn(Errc e, const Segment &s, bool read_source, int64_t failed_
         f.has_rdmap_header = rdmap;
         f.has_segment_length = f.has_ddp_header;
         f.segment_length = s.ulpdu_length;
+    } else if (e == Errc::FpduCrc) {  // for the log only: an LLP Terminate carries no header
+        f.header_length = static_cast<uint8_t>(std::min(sizeof f.header, s.header.size()));
+        std::memcpy(f.header, s.header.data(), f.header_length);
+        f.segment_length = s.ulpdu_length;
     }
     LocalFault(f, failed_rq);
 }

@@ -24,24 +24,40 @@ FpduDecoder::Status FpduDecoder::Fail(Errc e) {
     return status_;
 }
 
+// A CRC failure keeps the DDP header as received (no header flags: an LLP
+// Terminate carries none) so the log can say what the bad FPDU claimed to be.
+FpduDecoder::Status FpduDecoder::CrcFail(std::span<const uint8_t> fpdu) {
+    Fault f;  // copied first: fpdu may lie in buf_, which Fail frees
+    const size_t ulpdu = LoadBe16(fpdu.data());
+    f.segment_length = static_cast<uint16_t>(ulpdu);
+    const size_t ddp = (fpdu[kMpaLengthSize] & kDdpTagged) ? sizeof(TaggedHeader) : sizeof(UntaggedHeader);
+    f.header_length = static_cast<uint8_t>(std::min({ddp, ulpdu, fpdu.size() - kMpaLengthSize}));
+    std::memcpy(f.header, fpdu.data() + kMpaLengthSize, f.header_length);
+    Fail(Errc::FpduCrc);
+    fault_.segment_length = f.segment_length;
+    fault_.header_length = f.header_length;
+    std::memcpy(fault_.header, f.header, f.header_length);
+    return status_;
+}
+
 FpduDecoder::Status FpduDecoder::Parse(std::span<const uint8_t> fpdu) {
     const size_t ulpdu = LoadBe16(fpdu.data());
     const size_t crc_at = fpdu.size() - kMpaCrcSize;
     bool crc_failed = false;
     if (opt_.crc && LoadLe32(fpdu.data() + crc_at) != Crc32c(fpdu.data(), crc_at)) {
-        if (!opt_.crc_failed_read_responses) return Fail(Errc::FpduCrc);
+        if (!opt_.crc_failed_read_responses) return CrcFail(fpdu);
         crc_failed = true;
     }
     // Pad bytes count in the CRC but their values are ignored (RFC 5044
     // says the sender zeroes them; Linux 6.1 siw with CRC on sometimes does
     // not, and checks its CRC over what it sent).
     if (!ParseSegment(fpdu.subspan(kMpaLengthSize, ulpdu), opt_.strict, &seg_, &fault_)) {
-        if (crc_failed) return Fail(Errc::FpduCrc);  // the bytes are wrong: say so, not what they parse to
+        if (crc_failed) return CrcFail(fpdu);  // the bytes are wrong: say so, not what they parse to
         status_ = Status::Error;
         buf_.clear();
         return status_;
     }
-    if (crc_failed && !(seg_.tagged && seg_.opcode == Opcode::ReadResponse)) return Fail(Errc::FpduCrc);
+    if (crc_failed && !(seg_.tagged && seg_.opcode == Opcode::ReadResponse)) return CrcFail(fpdu);
     seg_.crc_failed = crc_failed;
     current_ = fpdu;
     status_ = Status::Segment;

@@ -128,6 +128,7 @@ public:
 private:
     Status Parse(std::span<const uint8_t> fpdu);
     Status Fail(Errc e);
+    Status CrcFail(std::span<const uint8_t> fpdu);
     Status Frame(std::span<const uint8_t> in, size_t *consumed);
     size_t HeaderEnd() const;
     bool Pieceable() const;
