@@ -19,11 +19,13 @@ bool SharedReceiveQueue::Armed() {
 void SharedReceiveQueue::FireLocked(HRESULT status) {
     for (OVERLAPPED *ov : armed_) requests_.Complete(ov, status);
     armed_.clear();
+    waiting_.store(false, std::memory_order_release);
 }
 
 HRESULT SharedReceiveQueue::CancelOverlappedRequests() {
     std::lock_guard<std::mutex> lock(mu_);
     armed_.clear();
+    waiting_.store(false, std::memory_order_release);
     return requests_.CancelAll();
 }
 
@@ -36,22 +38,35 @@ HRESULT SharedReceiveQueue::GetNotifyAffinity(USHORT *group, KAFFINITY *affinity
 
 HRESULT SharedReceiveQueue::Modify(ULONG depth, ULONG threshold) {
     if (depth > max_depth_) return ND_INVALID_PARAMETER;
-    std::lock_guard<std::mutex> lock(mu_);
-    const size_t posted = PostedLocked();
-    if (depth != 0 && depth < posted) return ND_BUFFER_OVERFLOW;  // R084
-    if (depth) depth_ = depth;                                   // 0: unchanged (R083)
-    if (threshold) threshold_ = threshold;
-    ThresholdCheckLocked(posted);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        const size_t posted = PostedLocked();
+        if (depth != 0 && depth < posted) return ND_BUFFER_OVERFLOW;  // R084
+        if (depth > depth_) {
+            const HRESULT hr = GrowLocked(depth);
+            if (FAILED(hr)) return hr;
+        }
+        if (depth) depth_ = depth;  // 0: unchanged (R083)
+        if (threshold) threshold_ = threshold;
+        ThresholdCheckLocked(posted);
+        if (armed_.empty() || !threshold) return ND_SUCCESS;
+    }
+    OnArmed();  // the threshold changed under a waiting Notify
     return ND_SUCCESS;
 }
 
 HRESULT SharedReceiveQueue::Notify(OVERLAPPED *ov) {
     if (!ov) return ND_INVALID_PARAMETER_1;
-    std::lock_guard<std::mutex> lock(mu_);
-    HRESULT hr = requests_.Begin(ov);
-    if (hr != ND_PENDING) return hr;
-    armed_.push_back(ov);
-    ThresholdCheckLocked(PostedLocked());  // already below: completes at once (R085)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        HRESULT hr = requests_.Begin(ov);
+        if (hr != ND_PENDING) return hr;
+        armed_.push_back(ov);
+        waiting_.store(true, std::memory_order_release);
+        ThresholdCheckLocked(PostedLocked());  // already below: completes at once (R085)
+        if (armed_.empty() || threshold_ == 0) return ND_PENDING;
+    }
+    OnArmed();
     return ND_PENDING;
 }
 

@@ -65,6 +65,10 @@ ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d, const ibv_
     info.MaxRegistrationSize = d.max_mr_size;
     info.MaxWindowSize = d.max_mr_size;  // windows are registrations (memory.h)
     info.MaxInitiatorSge = info.MaxReceiveSge = static_cast<ULONG>(d.max_sge);
+    // One receive SGE limit for queue pairs and SRQs (ND has one): rxe's
+    // SRQ takes fewer SGEs (27) than its queue pairs (32).
+    if (d.max_srq && d.max_srq_sge)
+        info.MaxReceiveSge = std::min<ULONG>(info.MaxReceiveSge, static_cast<ULONG>(d.max_srq_sge));
     info.MaxReadSge = static_cast<ULONG>(d.max_sge_rd ? d.max_sge_rd : 1);
     info.MaxTransferLength = static_cast<ULONG>(std::min<uint64_t>(port.max_msg_sz, 0xFFFFFFFFu));
     info.MaxInlineDataSize = inline_size;
@@ -74,7 +78,7 @@ ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d, const ibv_
     // (rxe: 1 Mi entries of 32 SGEs each); what one queue pair may have
     // with every other limit at its maximum is declared instead.
     info.MaxReceiveQueueDepth = info.MaxInitiatorQueueDepth = static_cast<ULONG>(std::min(d.max_qp_wr, 16384));
-    info.MaxSharedReceiveQueueDepth = 0;  // no SRQ yet
+    info.MaxSharedReceiveQueueDepth = d.max_srq ? static_cast<ULONG>(std::min(d.max_srq_wr, 16384)) : 0;
     info.MaxCompletionQueueDepth = static_cast<ULONG>(d.max_cqe);
     info.InlineRequestThreshold = std::min<ULONG>(inline_size, 160);
     info.LargeRequestThreshold = 64 << 10;
@@ -137,6 +141,7 @@ bool Device::Open(ibv_context *ctx) {
     caps_.iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
     caps_.ib_link = port.link_layer == IBV_LINK_LAYER_INFINIBAND;
     caps_.sink_needs_write = caps_.iwarp && std::string_view(ibv_get_device_name(ctx->device)).substr(0, 3) != "siw";
+    caps_.resize_srq = (d.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
     // Type 2 windows (docs/verbs.md: rxe has them end to end, siw none),
     // only when asked for: their binds fail in cases the emulation passes
     // (rebinding through another queue pair; regions of read-only memory,

@@ -56,6 +56,7 @@ struct DeviceCaps {
     bool sink_needs_write = false;  // an iWARP RNIC: a Read's sink needs remote write rights
     bool windows = false;      // type 2 memory windows in hardware
     bool resize_cq = false;
+    bool resize_srq = false;   // IBV_DEVICE_SRQ_RESIZE (siw: no)
     uint32_t max_sge_rd = 1;   // SGEs of one RDMA Read work request
     uint32_t max_qp_wr = 1;    // work requests of one queue
     uint64_t max_msg = 0;      // the port's max_msg_sz

@@ -7,6 +7,7 @@
 #include "objects.h"
 #include "opennd/kit/adapter.h"
 #include "opennd/kit/adapter_notes.h"
+#include "shared_receive_queue.h"
 
 namespace opennd::verbs {
 namespace {
@@ -37,6 +38,19 @@ private:
             return bad_file ? ND_INVALID_HANDLE : ND_INSUFFICIENT_RESOURCES;
         }
         return kit::Hand(static_cast<kit::CompletionQueue *>(cq), iid, pp);
+    }
+    bool OwnsSharedReceiveQueue(IUnknown *u) override {
+        SharedReceiveQueue *srq = SharedReceiveQueue::Find(u);
+        return srq && srq->device() == device_.get();
+    }
+    HRESULT NewSharedReceiveQueue(const kit::SharedReceiveQueueArgs &a, REFIID iid, void **pp) override {
+        auto *srq = new SharedReceiveQueue(device_, this, a);
+        if (!srq->Valid()) {
+            const bool bad_file = !static_cast<kit::SharedReceiveQueue *>(srq)->kit::SharedReceiveQueue::Valid();
+            srq->Release();
+            return bad_file ? ND_INVALID_HANDLE : ND_INSUFFICIENT_RESOURCES;
+        }
+        return kit::Hand(static_cast<kit::SharedReceiveQueue *>(srq), iid, pp);
     }
     HRESULT NewMemoryRegion(HANDLE file, REFIID iid, void **pp) override {
         return MakeMemoryRegion(device_, this, file, iid, pp);

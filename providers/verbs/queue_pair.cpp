@@ -25,6 +25,8 @@ static_assert(offsetof(ND2_SGE, MemoryRegionToken) == offsetof(ibv_sge, lkey));
 
 }  // namespace
 
+uint64_t NewGeneration() { return g_generation.fetch_add(1) & 0xFFFF; }
+
 ShadowRing::ShadowRing(uint32_t depth, uint32_t parts)
     : depth_(std::max<uint32_t>(depth, 1)), capacity_(depth_ * std::max<uint32_t>(parts, 1)) {
     slots_.resize(std::bit_ceil(capacity_));
@@ -32,11 +34,11 @@ ShadowRing::ShadowRing(uint32_t depth, uint32_t parts)
 }
 
 QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const kit::QueuePairArgs &a,
-                     CompletionQueue *rcq, CompletionQueue *icq)
+                     CompletionQueue *rcq, CompletionQueue *icq, SharedReceiveQueue *srq)
     : kit::QueuePair<QueuePair>(a, 32, device->info().MaxTransferLength, device->info().MaxReadSge),
       device_(std::move(device)),
-      adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), context_(a.context),
-      generation_(g_generation.fetch_add(1) & 0xFFFF),
+      adapter_(adapter, true), rcq_(rcq, true), icq_(icq, true), srq_(srq, true), context_(a.context),
+      generation_(NewGeneration()),
       sq_(a.initiator_depth, 1), rq_(a.receive_depth, 1) {
     const ND2_ADAPTER_INFO &info = device_->info();
     ibv_qp_init_attr attr{};
@@ -48,6 +50,10 @@ QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const
     attr.cap.max_recv_wr = std::max<uint32_t>(a.receive_depth, 1);
     attr.cap.max_send_sge = std::clamp<uint32_t>(a.initiator_sge, 1, info.MaxInitiatorSge);
     attr.cap.max_recv_sge = std::clamp<uint32_t>(a.receive_sge, 1, info.MaxReceiveSge);
+    if (srq_) {
+        attr.srq = srq_->srq();
+        attr.cap.max_recv_wr = attr.cap.max_recv_sge = 0;
+    }
     attr.cap.max_inline_data = a.inline_size;
     qp_ = ibv_create_qp(device_->pd(), &attr);
     if (!qp_) return;
@@ -69,6 +75,7 @@ QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const
     }
     rcq_->Attach(qp_->qp_num, this);
     if (icq != rcq) icq_->Attach(qp_->qp_num, this);
+    if (srq_) srq_->AttachCq(rcq);
     device_->AddObject(qp_, this);
     Registry::Add(this);
 }
@@ -77,6 +84,7 @@ QueuePair::~QueuePair() {
     if (!qp_) return;
     Registry::Remove(this);
     device_->RemoveObject(qp_);
+    if (srq_) srq_->DetachCq(rcq_.get());
     rcq_->Detach(qp_->qp_num);
     if (icq_.get() != rcq_.get()) icq_->Detach(qp_->qp_num);
     ibv_destroy_qp(qp_);
@@ -105,27 +113,32 @@ void QueuePair::OnFinalRelease() {
     Fail();
     // Receives all complete (each is signaled); a Send that finished
     // unsignaled before the flush never does, so the wait ends once the
-    // receives are done and the sends stopped moving.
+    // receives are done and the sends stopped moving. Receives taken from
+    // an SRQ are not counted here: the wait also lasts until they stop
+    // coming (their slots are freed only by their completions).
     using Clock = std::chrono::steady_clock;
     const auto until = Clock::now() + std::chrono::seconds(2);
     auto moved = Clock::now();
-    uint64_t last = sq_.outstanding();
+    uint64_t last = sq_.outstanding(), shared = srq_completions_.load();
     while (Clock::now() < until) {
         rcq_->Poll();
         if (icq_.get() != rcq_.get()) icq_->Poll();
-        if (sq_.outstanding() != last) {
+        if (sq_.outstanding() != last || srq_completions_.load() != shared) {
             last = sq_.outstanding();
+            shared = srq_completions_.load();
             moved = Clock::now();
         }
-        if (!rq_.outstanding() && (!last || Clock::now() - moved > std::chrono::milliseconds(20))) break;
+        const bool quiet = Clock::now() - moved > std::chrono::milliseconds(20);
+        if (!rq_.outstanding() && (!last || quiet) && (!srq_ || quiet)) break;
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
 }
 
 bool QueuePair::Complete(const ibv_wc &wc, ND2_RESULT *out) {
-    if ((wc.wr_id >> 48) != generation_) return false;  // a destroyed queue pair's (number reused)
     const bool receive = (wc.wr_id & kReceiveBit) != 0;
     const uint64_t seq = wc.wr_id & kSeqMask;
+    if (receive && srq_) return CompleteShared(wc, out);
+    if ((wc.wr_id >> 48) != generation_) return false;  // a destroyed queue pair's (number reused)
     ShadowRing &ring = receive ? rq_ : sq_;
     const Slot s = ring.At(seq);
     ring.RetireThrough(seq);
@@ -150,6 +163,22 @@ bool QueuePair::Complete(const ibv_wc &wc, ND2_RESULT *out) {
     out->QueuePairContext = context_;
     out->RequestContext = s.context;
     out->RequestType = static_cast<ND2_REQUEST_TYPE>(s.type);
+    return true;
+}
+
+// A receive taken from the SRQ: its slot there gives its context.
+bool QueuePair::CompleteShared(const ibv_wc &wc, ND2_RESULT *out) {
+    if ((wc.wr_id >> 48) != srq_->generation()) return false;
+    const SrqReceive r = srq_->Complete(static_cast<uint32_t>(wc.wr_id & kSeqMask));
+    srq_completions_.fetch_add(1, std::memory_order_relaxed);
+    HRESULT status = CompletionStatus(wc.status, Nd2RequestTypeReceive);
+    if (wc.status == IBV_WC_LOC_QP_OP_ERR && !(r.lkey && !device_->LiveKey(r.lkey))) status = ND_DATA_OVERRUN;
+    if (FAILED(status)) {
+        OPENND_LOG(Debug, "ndverbs: qp %u: %s (vendor %u) for a shared receive", qp_->qp_num,
+                   ibv_wc_status_str(wc.status), wc.vendor_err);
+        state_.store(kFailed, std::memory_order_release);
+    }
+    *out = {status, SUCCEEDED(status) ? wc.byte_len : 0, context_, r.context, Nd2RequestTypeReceive};
     return true;
 }
 

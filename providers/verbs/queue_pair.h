@@ -26,6 +26,7 @@
 #include "opennd/kit/adapter.h"
 #include "opennd/kit/queue_pair.h"
 #include "opennd/kit/spin_lock.h"
+#include "shared_receive_queue.h"
 
 namespace opennd::verbs {
 
@@ -86,11 +87,13 @@ private:
 inline constexpr int kSeqBits = 47;
 inline constexpr uint64_t kSeqMask = (uint64_t(1) << kSeqBits) - 1;
 inline constexpr uint64_t kReceiveBit = uint64_t(1) << kSeqBits;
+// A queue pair's or an SRQ's generation (16 bits).
+uint64_t NewGeneration();
 
 class QueuePair : public kit::QueuePair<QueuePair>, public DeviceObject {
 public:
     QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const kit::QueuePairArgs &a, CompletionQueue *rcq,
-              CompletionQueue *icq);
+              CompletionQueue *icq, SharedReceiveQueue *srq);
     ~QueuePair() override;
     bool Valid() const { return qp_ != nullptr; }
     static QueuePair *Find(IUnknown *u);
@@ -149,12 +152,15 @@ private:
     HRESULT Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
     // A request refused because the queue pair failed: it completes ND_CANCELED.
     HRESULT Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
+    bool CompleteShared(const ibv_wc &wc, ND2_RESULT *out);
     void OnAsyncEvent(ibv_event_type type) override;
     void OnFinalRelease() override;
 
     std::shared_ptr<Device> device_;
     kit::ComPtr<IND2Adapter> adapter_;
     kit::ComPtr<CompletionQueue> rcq_, icq_;
+    kit::ComPtr<SharedReceiveQueue> srq_;  // null: the queue pair's own receive queue
+    std::atomic<uint64_t> srq_completions_{0};
     void *context_;
     ibv_qp *qp_ = nullptr;
     uint64_t generation_;

@@ -8,12 +8,14 @@ HRESULT MakeQueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, cons
                       void **pp) {
     CompletionQueue *rcq = CompletionQueue::Find(a.receive_cq), *icq = CompletionQueue::Find(a.initiator_cq);
     if (!rcq || !icq) return ND_INVALID_PARAMETER;
+    SharedReceiveQueue *srq = a.srq ? SharedReceiveQueue::Find(a.srq) : nullptr;
+    if (a.srq && !srq) return ND_INVALID_PARAMETER_4;
     // Windows providers round a queue pair's SGEs up (mlx4 does), and ND
     // applications post more than they asked for: take the adapter's.
     kit::QueuePairArgs rounded = a;
     rounded.initiator_sge = device->info().MaxInitiatorSge;
     if (!a.srq) rounded.receive_sge = device->info().MaxReceiveSge;
-    auto *qp = new QueuePair(std::move(device), adapter, rounded, rcq, icq);
+    auto *qp = new QueuePair(std::move(device), adapter, rounded, rcq, icq, srq);
     if (!qp->Valid()) {
         qp->Release();
         return ND_INSUFFICIENT_RESOURCES;

@@ -17,7 +17,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=build devices="rxe siw" filter="" timeout=20
-siw_groups="Discovery.*:Registration.*:Helper.*:Types.*:Overlapped.*:Limits.*:MemoryRegion.*:CompletionQueue.*"
+siw_groups="Discovery.*:Registration.*:Helper.*:Types.*:Overlapped.*:Limits.*:MemoryRegion.*:CompletionQueue.*:SharedReceiveQueue.*"
 while [ $# -gt 0 ]; do
   case $1 in
     --device) case $2 in both) devices="rxe siw";; *) devices=$2;; esac; shift 2;;

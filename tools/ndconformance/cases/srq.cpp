@@ -104,9 +104,11 @@ TEST_F(SharedReceiveQueue, SharedBySeveralQueuePairsR088) {
 }
 
 // A receive taken from the SRQ whose buffer is not registered (a token no
-// region has) fails ND_ACCESS_VIOLATION when a message arrives, even an
-// empty one: as a QP's own receive does.
-TEST_F(SharedReceiveQueue, UnregisteredReceiveBufferFailsEvenForZeroBytes) {
+// region has) fails ND_ACCESS_VIOLATION when a message arrives: as a QP's
+// own receive does. (An empty message touches no buffer: RDMA hardware
+// does not look at the key then and the receive succeeds; ndsoft fails it.
+// The spec says neither, so only a message with data is asked here.)
+TEST_F(SharedReceiveQueue, UnregisteredReceiveBufferFails) {
     NEED_SRQ();
     SrqSetup s;
     std::string err = s.Create(node, 64, 0);
@@ -116,7 +118,7 @@ TEST_F(SharedReceiveQueue, UnregisteredReceiveBufferFailsEvenForZeroBytes) {
     ASSERT_ND(ND_SUCCESS, s.srq->Receive(reinterpret_cast<void *>(1), &bad, 1));
     err = s.Connect(node, addr, 1);
     ASSERT_TRUE(err.empty()) << err;
-    ASSERT_TRUE(s.PeerSend(0, 0));
+    ASSERT_TRUE(s.PeerSend(0, 16));
     EXPECT_TRUE(NextIs(s.cq, ND_ACCESS_VIOLATION, Nd2RequestTypeReceive));
 }
 

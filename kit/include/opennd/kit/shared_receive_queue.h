@@ -6,9 +6,13 @@
 // the overlapped requests. A provider keeps its receives under lock() and
 // calls ThresholdCheckLocked whenever it takes one; Receive and its
 // argument checks (post_checks.h) are the provider's, so its per-message
-// path has no extra call or lock.
+// path has no extra call or lock. A provider whose device counts the
+// receives (a verbs SRQ's limit event) arms it in OnArmed and reports it
+// with FireLocked; one that learns of a taken receive only later asks
+// MaybeArmed (no lock) before it checks.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -38,16 +42,26 @@ public:
 protected:
     std::mutex &lock() { return mu_; }
     ULONG DepthLocked() const { return depth_; }
+    ULONG ThresholdLocked() const { return threshold_; }
+    // Whether a Notify may be waiting (no lock: a hint for the data path).
+    bool MaybeArmed() const { return waiting_.load(std::memory_order_acquire); }
     // Completes every Notify waiting if `posted` (the receives now posted)
     // is below the threshold. Under lock().
     void ThresholdCheckLocked(size_t posted) {
         if (threshold_ != 0 && !armed_.empty() && posted < threshold_) FireLocked(ND_SUCCESS);
     }
+    // Completes every Notify waiting with `status` (ND_SUCCESS: the
+    // threshold was crossed; an error: the SRQ failed). Under lock().
+    void FireLocked(HRESULT status);
     // The receives posted now (Modify, Notify). Under lock().
     virtual size_t PostedLocked() const = 0;
+    // Modify raises the depth to `depth`: ND_SUCCESS, or why not (the SRQ
+    // is then unchanged). Under lock().
+    virtual HRESULT GrowLocked(ULONG /*depth*/) { return ND_SUCCESS; }
+    // A Notify or Modify left Notify requests waiting (called without the lock).
+    virtual void OnArmed() {}
 
 private:
-    void FireLocked(HRESULT status);
 
     OverlappedRequests requests_;
     const ULONG max_depth_;
@@ -55,6 +69,7 @@ private:
     std::mutex mu_;
     ULONG depth_, threshold_;
     std::vector<OVERLAPPED *> armed_;
+    std::atomic<bool> waiting_{false};  // !armed_.empty()
 };
 
 }  // namespace opennd::kit
