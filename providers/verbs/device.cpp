@@ -55,7 +55,7 @@ uint32_t ProbeInline(ibv_context *ctx, ibv_pd *pd) {
     return best;
 }
 
-ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d, const ibv_port_attr &port,
+ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d,
                           uint32_t inline_size, const DeviceCaps &caps) {
     ND2_ADAPTER_INFO info{};
     info.InfoVersion = ND_VERSION_2;
@@ -70,7 +70,7 @@ ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d, const ibv_
     if (d.max_srq && d.max_srq_sge)
         info.MaxReceiveSge = std::min<ULONG>(info.MaxReceiveSge, static_cast<ULONG>(d.max_srq_sge));
     info.MaxReadSge = static_cast<ULONG>(d.max_sge_rd ? d.max_sge_rd : 1);
-    info.MaxTransferLength = static_cast<ULONG>(std::min<uint64_t>(port.max_msg_sz, 0xFFFFFFFFu));
+    info.MaxTransferLength = static_cast<ULONG>(std::min<uint64_t>(caps.max_transfer, 0xFFFFFFFFu));
     info.MaxInlineDataSize = inline_size;
     info.MaxInboundReadLimit = static_cast<ULONG>(d.max_qp_rd_atom);
     info.MaxOutboundReadLimit = static_cast<ULONG>(d.max_qp_init_rd_atom);
@@ -150,13 +150,20 @@ bool Device::Open(ibv_context *ctx) {
                     ParamLong("OPENND_VERBS_WINDOWS", 0) == 1;
     caps_.max_sge_rd = d.max_sge_rd ? d.max_sge_rd : 1;
     caps_.max_msg = port.max_msg_sz;
+    // rxe reports 8 MiB but carries Sends, Writes and Reads of 32 MiB intact
+    // (docs/verbs.md, point 1), what ND applications count on (COMPAT).
+    caps_.max_transfer = port.max_msg_sz;
+    constexpr uint32_t kRxeVendorId = 0xFFFFFF;  // rxe's, whatever its device is named
+    if (d.vendor_id == kRxeVendorId && ctx->device->transport_type == IBV_TRANSPORT_IB)
+        caps_.max_transfer = std::max<uint64_t>(port.max_msg_sz, 32u << 20);
+    if (const long v = ParamLong("OPENND_VERBS_MAX_TRANSFER", 0); v > 0) caps_.max_transfer = static_cast<uint64_t>(v);
     caps_.max_qp_wr = static_cast<uint32_t>(d.max_qp_wr);
     // Resizing works on rxe, not on siw (docs/verbs.md); ask the device.
     if (ibv_cq *cq = ibv_create_cq(ctx, 2, nullptr, nullptr, 0)) {
         caps_.resize_cq = ibv_resize_cq(cq, 4) == 0;
         ibv_destroy_cq(cq);
     }
-    info_ = Describe(ctx, d, port, ProbeInline(ctx, pd_), caps_);
+    info_ = Describe(ctx, d, ProbeInline(ctx, pd_), caps_);
     return true;
 }
 

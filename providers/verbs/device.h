@@ -60,6 +60,7 @@ struct DeviceCaps {
     uint32_t max_sge_rd = 1;   // SGEs of one RDMA Read work request
     uint32_t max_qp_wr = 1;    // work requests of one queue
     uint64_t max_msg = 0;      // the port's max_msg_sz
+    uint64_t max_transfer = 0; // one request's data (MaxTransferLength)
     uint8_t port = 1;
 };
 

@@ -59,6 +59,9 @@ const Param kParams[] = {
     {"OPENND_VERBS_WINDOWS", "0", "ndverbs",
      "1: memory windows as the device's type 2 windows where it has them (experimental); 0: a registration "
      "per binding on every device."},
+    {"OPENND_VERBS_MAX_TRANSFER", "", "ndverbs",
+     "Bytes an adapter declares as MaxTransferLength (one request's data). Unset: the port's max_msg_sz, "
+     "but at least 32 MiB on rxe, which carries messages that long (measured)."},
     {"OPENND_VERBS_CONNECT_MS", "5000", "ndverbs",
      "How long a Connect waits for the peer's answer before it completes ND_IO_TIMEOUT (rdma_cm's own "
      "retries to a silent address take minutes)."},

@@ -7,22 +7,25 @@
 #
 # usage: tests/verbs/vm_conformance.sh [BUILD_DIR] [--device rxe|siw|both]
 #                                      [--filter PATTERN] [--timeout SEC]
+#                                      [--env NAME=VALUE]...
 # Without --filter, rxe runs the whole suite and siw the groups in
 # $siw_groups (its connection, disconnect, queue pair, window and remote
 # access groups still fail on iWARP's semantics: docs/verbs.md).
 # The build tree is shared into the VM at its own path, so its binaries,
-# libraries and provider catalog work there unchanged.
+# libraries and provider catalog work there unchanged. --env sets a
+# variable for the suite in the VM (an OPENND_VERBS_* parameter, say).
 # environment: RDMA_VM_RUN (run-vm.sh). Exit status: 0 no case failed,
 # 1 a case failed or a VM run failed, 77 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=build devices="rxe siw" filter="" timeout=20
+build=build devices="rxe siw" filter="" timeout=20 envs=""
 siw_groups="Discovery.*:Registration.*:Helper.*:Types.*:Overlapped.*:Limits.*:MemoryRegion.*:CompletionQueue.*:SharedReceiveQueue.*"
 while [ $# -gt 0 ]; do
   case $1 in
     --device) case $2 in both) devices="rxe siw";; *) devices=$2;; esac; shift 2;;
     --filter) filter=$2; shift 2;;
     --timeout) timeout=$2; shift 2;;
+    --env) case $2 in [A-Za-z_]*=*) envs="$envs $(printf %q "$2")";; *) echo "vm_conformance: --env NAME=VALUE" >&2; exit 2;; esac; shift 2;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
     -*) echo "vm_conformance: unknown option $1" >&2; exit 2;;
     *) build=$1; shift;;
@@ -60,7 +63,7 @@ $build/bin/ndinfo > /tmp/ndinfo.txt 2>&1; grep -A4 '^Provider ndverbs' /tmp/ndin
 for want in 'Adapter 0x[0-9a-f]*: 10.0.2.15' 'note: device: ${dev}0' 'note: transport: ' 'note: fork safety: '; do
   grep -q \"\$want\" /tmp/ndinfo.txt || { echo \"ndinfo does not say: \$want\"; exit 1; }
 done
-$build/bin/ndconformance $args" >"$log" 2>&1
+env$envs $build/bin/ndconformance $args" >"$log" 2>&1
   status=$?
   # The suite's own lines (not the kernel's console).
   grep -v '^\[ *[0-9][0-9.]*\]' "$log" | grep -v '^\[ PASS' | grep -v '^init:' | grep -v '^run-vm:'
