@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# ND code against native verbs code on one RDMA device: ndrping over the
+# verbs provider (ndverbs, the only provider in its catalog here) paired
+# with rdma-core's rping, and ndrping --bulk with tests/interop/verbs_bulk,
+# each way, in the rdma-vm VM on rxe0 and on siw0 (one boot each). Both
+# programs run in the VM on the device's address, so every byte crosses
+# the device's own transport (RoCE v2 packets through rxe; MPA/DDP/RDMAP
+# through siw's TCP) between an ND process and a verbs process.
+#
+#   a) rping -s          <- ndrping -c         (64 B and 65535 B pings)
+#   b) ndrping -s        <- rping -c -V        (64 B and 65535 B pings)
+#   c) verbs_bulk -s     <- ndrping --bulk -c  (Sends; Write, Read 1 MiB)
+#   d) ndrping --bulk -s <- verbs_bulk -c
+# A ping exchange passes when both exit 0 and each printed every ping;
+# a bulk one when both printed their four verified steps (docs/interop.md).
+#
+# usage: tests/verbs/vm_interop.sh [BUILD_DIR] [--device rxe|siw|both] [--count N]
+#                                   [--messages M]
+# --count: pings per rping exchange (10); --messages: Sends each side of a
+# bulk exchange makes (64; the Writes and Reads of 1 MiB are the same).
+# environment: RDMA_VM_RUN (run-vm.sh). Exit status: 0 every exchange
+# verified, 1 a failure, 77 cannot run here.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=build devices="rxe siw" count=10 messages=64
+while [ $# -gt 0 ]; do
+  case $1 in
+    --device) case $2 in both) devices="rxe siw";; *) devices=$2;; esac; shift 2;;
+    --count) count=$2; shift 2;;
+    --messages) messages=$2; shift 2;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
+    -*) echo "vm_interop: unknown option $1" >&2; exit 2;;
+    *) build=$1; shift;;
+  esac
+done
+case $build in /*) ;; *) build=$root/$build;; esac
+vm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
+[ -x "$vm" ] || { echo "vm_interop: SKIP: no VM tool at $vm"; exit 77; }
+[ -e "$build/lib/opennd/libndverbs.so" ] || { echo "vm_interop: SKIP: ndverbs not built (rdma-core headers?)"; exit 77; }
+for b in ndrping verbs_bulk; do
+  [ -x "$build/bin/$b" ] || { echo "vm_interop: no $build/bin/$b (build first)"; exit 1; }
+done
+timeout 1200 "$vm" --build-only >/dev/null 2>&1 || { echo "vm_interop: SKIP: run-vm.sh --build-only failed"; exit 77; }
+
+# In the VM: the build tree as vm_conformance.sh links it, and a catalog
+# that lists ndverbs alone (so ndsoft cannot answer for the address).
+read -r -d '' inside <<'EOF'
+b=$BUILD; mkdir -p $b/lib
+for e in /host/*; do [ -e "$b/${e##*/}" ] || ln -s "$e" "$b/${e##*/}"; done
+for e in /host/lib/*; do [ -e "$b/lib/${e##*/}" ] || ln -s "$e" "$b/lib/${e##*/}"; done
+mkdir -p /root/catalog && chmod 755 /root/catalog
+sed "s|^library=.*|library=$b/lib/opennd/libndverbs.so|" $b/etc/opennd/providers.d/50-ndverbs.conf > /root/catalog/50-ndverbs.conf
+export OPENND_CATALOG=/root/catalog
+ip=10.0.2.15 n=$COUNT m=$MESSAGES fails=0
+# A listening rdma_cm id (rxe's makes no TCP socket; siw's does as well).
+listening() { rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$1 "; }
+# pair ID PORT WANT SERVER_PATTERN CLIENT_PATTERN SERVER_COMMAND CLIENT_COMMAND
+# (busybox sh in the VM: no arrays, so commands are strings)
+pair() {
+  id=$1 port=$2 want=$3 spat=$4 cpat=$5 server=$6 client=$7 t0=$(date +%s)
+  timeout -k 5 120 sh -c "exec $server" > /tmp/$id.server 2>&1 & sp=$! i=0
+  while ! listening $port && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  timeout -k 5 120 sh -c "exec $client" > /tmp/$id.client 2>&1; crc=$?
+  wait $sp; src=$?
+  sn=$(grep -cE "$spat" /tmp/$id.server); cn=$(grep -cE "$cpat" /tmp/$id.client)
+  r=PASS
+  if [ $src != 0 ] || [ $crc != 0 ] || [ "$sn" != "$want" ] || [ "$cn" != "$want" ]; then r=FAIL; fails=$((fails+1)); fi
+  printf 'RESULT %-10s %-4s server rc=%s %s/%s, client rc=%s %s/%s (%ss)\n' $id $r $src "$sn" "$want" $crc "$cn" "$want" $(($(date +%s) - t0))
+  if [ $r = FAIL ]; then
+    echo "| $id server: $server"; tail -12 /tmp/$id.server | cut -c1-160 | sed 's/^/| /'
+    echo "| $id client: $client"; tail -12 /tmp/$id.client | cut -c1-160 | sed 's/^/| /'
+  fi
+}
+nd=$b/bin/ndrping vb=$b/bin/verbs_bulk
+ping_s='^server ping data: rdma-ping-' ping_c='^ping data: rdma-ping-'
+bulk_nd='^ndrping bulk [a-z]*: .*(verified$|PASS)' bulk_vb='^verbs_bulk [a-z]*: .*(verified$|PASS)'
+pair a-64 7301 $n "$ping_s" "$ping_c" "rping -s -a $ip -p 7301 -C $n -S 64 -v" "$nd -c -a $ip -p 7301 -C $n -S 64 -v -T 60"
+pair a-65535 7302 $n "$ping_s" "$ping_c" "rping -s -a $ip -p 7302 -C $n -S 65535 -v" "$nd -c -a $ip -p 7302 -C $n -S 65535 -v -T 60"
+pair b-64 7303 $n "$ping_s" "$ping_c" "$nd -s -a $ip -p 7303 -C $n -S 64 -v -T 60" "rping -c -a $ip -p 7303 -C $n -S 64 -v -V"
+pair b-65535 7304 $n "$ping_s" "$ping_c" "$nd -s -a $ip -p 7304 -C $n -S 65535 -v -T 60" "rping -c -a $ip -p 7304 -C $n -S 65535 -v -V"
+pair c-bulk 7305 4 "$bulk_vb" "$bulk_nd" "$vb -s -a $ip -p 7305 -S 1048576 -M $m -T 90" "$nd --bulk -c -a $ip -p 7305 -S 1048576 -C $m -T 90"
+pair d-bulk 7306 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip -p 7306 -S 1048576 -C $m -T 90" "$vb -c -a $ip -p 7306 -S 1048576 -M $m -T 90"
+echo "INTEROP-FAILS=$fails"
+[ $fails = 0 ]
+EOF
+
+rc=0
+for dev in $devices; do
+  echo "== ndverbs <-> rdma-core on ${dev}0 =="
+  log=$(mktemp)
+  timeout 1800 "$vm" --timeout 1700 --links "${dev}0:eth0" --share "$build" \
+    -c "BUILD=$build COUNT=$count MESSAGES=$messages; $inside" >"$log" 2>&1
+  status=$?
+  grep -E '^(RESULT|\| |INTEROP-FAILS)' "$log"
+  if [ $status -ne 0 ] || ! grep -q '^INTEROP-FAILS=0' "$log"; then
+    echo "vm_interop: ${dev}: failed (VM status $status)"; tail -5 "$log"; rc=1
+  fi
+  rm -f "$log"
+done
+exit $rc
