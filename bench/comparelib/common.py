@@ -32,7 +32,7 @@ KIB = 1024
 MIB = 1024 * 1024
 UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s",
          "ratio": "x", "paired_latency": "us",
-         "paired_rate": "Mmsg/s"}
+         "paired_rate": "Mmsg/s", "verbs_paired": "x"}
 
 
 def record(source, label, transport, operation, kind, size, value=None, statistic="median",

@@ -15,6 +15,7 @@ from .latency_pairs import paired_latency_runner
 from .mpi import mpi_runner
 from .pairs import paired_cma_runner
 from .ucx import UCX_MB, ucx_pair
+from .verbs_vm import verbs_vm_runner
 
 
 def find_tool(s, name):
@@ -203,4 +204,4 @@ def netns_runner(s):
 
 
 RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, mpi_runner, netns_runner, libfabric_rma_runner,
-           paired_cma_runner, paired_latency_runner]
+           paired_cma_runner, paired_latency_runner, verbs_vm_runner]

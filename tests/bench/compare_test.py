@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bench"))
 sys.dont_write_bytecode = True
 
-from comparelib import fabric_rma, latency_pairs, mpi, pairs, tables  # noqa: E402
+from comparelib import fabric_rma, latency_pairs, mpi, pairs, tables, verbs_vm  # noqa: E402
 from comparelib.common import record  # noqa: E402
 
 BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
@@ -200,6 +200,48 @@ class FabricRma(unittest.TestCase):
         for r in rows:  # every Send arrived (the tool exits 1 otherwise) and was timed
             self.assertEqual((r["status"], r["kind"], r["size"]), ("ok", "msgrate", 8), r)
             self.assertTrue(math.isfinite(r["value"]) and r["value"] > 0, r)
+
+
+class VerbsAgainstPerftest(unittest.TestCase):
+    ND = ('[\n {"tool":"ndperf","test":"send_lat","size":8,"median_us":12.0},\n'
+          ' {"tool":"ndperf","test":"send_lat","size":8,"median_us":99.0}\n]\n')
+    LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]\n"
+           " 8       1000          9.81           201.05       10.00    \t       11.22\n")
+    BW = (" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+          " 65536      500              66.93              100.00  \t   0.001600\n")
+
+    def vm_output(self, rounds):
+        out = "[    1.0] a kernel line\n"
+        for k in range(rounds):
+            out += f"@@ nd send_lat 8 {k}\n" + self.ND + "@@ end rc=0\n"
+            out += f"@@ perftest send_lat 8 {k}\n" + self.LAT + "@@ end rc=0\n"
+            out += f"@@ perftest write_bw 65536 {k}\n" + self.BW + "@@ end rc=0\n"
+            out += f"@@ nd write_bw 65536 {k}\n" + '[{"test":"write_bw","gbps":0.2}]' + "\n@@ end rc=0\n"
+        return out + "@@ nd read_lat 8 0\nndperf: Connect failed\n@@ end rc=1\n"
+
+    def test_rounds_are_paired_and_higher_is_better(self):
+        got, failed = verbs_vm.parse(self.vm_output(3))
+        self.assertEqual(got[("nd", "send_lat", 8)], {0: 12.0, 1: 12.0, 2: 12.0}, "the row of the test asked for")
+        self.assertEqual(got[("perftest", "send_lat", 8)][1], 10.0, "perftest's t_typical")
+        self.assertAlmostEqual(got[("perftest", "write_bw", 65536)][0], 100 * 1048576 / 1e9, msg="MiB/s as GB/s")
+        self.assertIn("Connect failed", failed[("nd", "read_lat", 8)])
+        rows = {r["operation"]: r for r in verbs_vm.summarise("rxe", got, failed)}
+        self.assertAlmostEqual(rows["send_lat"]["value"], 10.0 / 12.0, msg="perftest's latency over ours")
+        self.assertEqual(rows["send_lat"]["rounds"], 3)
+        self.assertAlmostEqual(rows["write_bw"]["value"], 0.2 / (100 * 1048576 / 1e9), msg="ours over perftest's")
+        self.assertEqual(rows["read_lat"]["status"], "failed")
+        self.assertIn("Connect failed", rows["read_lat"]["error"])
+        section = [s for s in tables.sections(list(rows.values()), [8], [1 << 20]) if "perftest" in s[0]]
+        self.assertEqual(len(section), 1)
+        self.assertEqual(len(section[0][2]), len(verbs_vm.TESTS))
+
+    def test_the_vm_script_runs_both_tools_every_round_alternating(self):
+        script = verbs_vm._script("/b", 2, 100, 50)
+        runs = [line.split()[1] for line in script.splitlines() if line.startswith("run ")]
+        self.assertEqual(len(runs), 2 * 2 * len(verbs_vm.TESTS))
+        self.assertEqual(runs[:2], ["nd", "perftest"])
+        self.assertEqual(runs[2 * len(verbs_vm.TESTS):][:2], ["perftest", "nd"], "the second round starts with perftest")
+        self.assertIn("--recv-first", script, "send_lat posts as perftest does")
 
 
 class UpdateReadme(unittest.TestCase):

@@ -207,8 +207,7 @@ int ServeConnectRate(std::shared_ptr<Adapter> adapter, Listener &listener, IND2C
         for (; hr != ND_PENDING && !goodbye;) {
             Check(hr, "GetConnectionRequest");
             Hello h{};
-            ULONG len = sizeof h;
-            Check(next->GetPrivateData(&h, &len), "GetPrivateData");
+            ReadHello(next, &h);
             request(next, h);
             next = nullptr;
             if (!goodbye) hr = listen();

@@ -183,12 +183,17 @@ bool Listener::Next(IND2Connector *c, Hello *hello, uint32_t timeout_ms) {
         hr = listener->GetOverlappedResult(&ov, FALSE);
     }
     Check(hr, "GetConnectionRequest");
+    ReadHello(c, hello);
+    return true;
+}
+
+void ReadHello(IND2Connector *c, Hello *hello) {
     *hello = Hello{};
     ULONG len = sizeof *hello;
-    Check(c->GetPrivateData(hello, &len), "GetPrivateData");
+    const HRESULT hr = c->GetPrivateData(hello, &len);
+    if (hr != ND_BUFFER_OVERFLOW) Check(hr, "GetPrivateData");
     if (len < sizeof *hello || hello->magic != kHelloMagic)
         throw std::runtime_error("a connection request that is not from ndperf (or another version)");
-    return true;
 }
 
 Endpoint::~Endpoint() {

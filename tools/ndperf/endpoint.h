@@ -161,6 +161,11 @@ void PostRdma(Endpoint &ep, bool write, Region &r, size_t offset, size_t len, co
               ULONG flags = 0);
 
 // The connect-rate server, from the first request on (connect_rate.cpp).
+// The Hello of a connection request. An InfiniBand or RoCE CM message
+// pads its private data to a fixed size (56 bytes in a REQ), so a longer
+// buffer than the Hello is normal: GetPrivateData then says
+// ND_BUFFER_OVERFLOW after copying the Hello, which is all we need.
+void ReadHello(IND2Connector *c, Hello *hello);
 int ServeConnectRate(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connector *first, const Hello &hello);
 
 // Fills the row's transport and data path from the options and the adapter.

@@ -113,6 +113,8 @@ struct Hello {
     uint32_t count;  // connections the client will make
 };
 constexpr uint32_t kHelloMagic = 0x4E445048;  // "NDPH"
+// Requests a perf connection's queues hold (each way).
+constexpr uint32_t kQueueDepth = 512;
 
 // Server and client (session.cpp); both may throw std::runtime_error.
 int RunServer(Options &o);  // resets o.port_fd once the port is reported

@@ -17,7 +17,6 @@ namespace ndperf {
 namespace {
 
 constexpr size_t kCtrlBytes = 64;
-constexpr uint32_t kDepth = 512;
 
 uint32_t DefaultIters(Test t, uint32_t size) {
     if (IsLatency(t)) return size <= 4096 ? 20000 : size <= (1u << 20) ? 2000 : 100;
@@ -74,7 +73,7 @@ void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &
 int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connector *first, const Hello &hello) {
     std::vector<std::unique_ptr<Endpoint>> eps;
     eps.push_back(std::make_unique<Endpoint>());
-    eps[0]->Open(adapter, kDepth, first);
+    eps[0]->Open(adapter, kQueueDepth, first);
     Endpoint &ep = *eps[0];
     Region ctrl, data;
     ep.Register(ctrl, kCtrlBytes * 2);
@@ -88,7 +87,7 @@ int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connecto
             throw std::runtime_error("the client's connection " + std::to_string(i) + " never came");
         }
         eps.push_back(std::make_unique<Endpoint>());
-        eps.back()->Open(adapter, kDepth, c);
+        eps.back()->Open(adapter, kQueueDepth, c);
         eps.back()->Accept();
     }
     for (;;) {
@@ -167,7 +166,7 @@ int RunClient(const Options &o, std::vector<Result> *results) {
     std::vector<std::unique_ptr<Endpoint>> eps;
     for (uint32_t i = 0; i < o.qps; ++i) {
         eps.push_back(std::make_unique<Endpoint>());
-        eps.back()->Open(adapter, kDepth);
+        eps.back()->Open(adapter, kQueueDepth);
     }
     Endpoint &ep = *eps[0];
     Region ctrl, data;

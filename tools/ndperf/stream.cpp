@@ -172,8 +172,12 @@ void RunStreamClient(const std::vector<Endpoint *> &eps, uint32_t threads, const
 void PrimeStreamServer(const std::vector<Endpoint *> &eps, const StreamPlan &p, std::vector<uint32_t> *posted) {
     posted->assign(eps.size(), 0);
     if (p.test != Test::SendBw) return;
+    // As many receives as the queue holds (perftest's rx depth is 512 too),
+    // not just a window: with no RNR (iWARP) a Send that finds none ends the
+    // connection, and a sender whose Sends complete once on the wire gets
+    // ahead of the receiver by more than its window.
     for (size_t i = 0; i < eps.size(); ++i)
-        for (uint32_t &n = (*posted)[i]; n < std::min(p.iters, p.window); ++n)
+        for (uint32_t &n = (*posted)[i]; n < std::min(p.iters, kQueueDepth); ++n)
             PostRecv(*eps[i], *p.local, (n % p.slots) * p.slot, p.size);
 }
 
