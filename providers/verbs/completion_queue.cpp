@@ -7,12 +7,23 @@
 #include "queue_pair.h"
 
 namespace opennd::verbs {
+namespace {
+
+// The device CQ's size for an ND depth. What it holds moves into the kit's
+// ring, which enforces ND's depth (overrun), so it only needs room: for
+// the ND entries, and for the completions a queue pair signals on its own
+// and never reports (a run of silent requests, QueuePair::Signal), a few
+// per queue pair, however many share the CQ.
+int DeviceDepth(ULONG depth, int max_cqe) {
+    return static_cast<int>(std::min<uint64_t>(uint64_t(depth) * 2 + 16, static_cast<uint64_t>(max_cqe)));
+}
+
+}  // namespace
 
 CompletionQueue::CompletionQueue(std::shared_ptr<Device> device, HANDLE file, ULONG depth, KAFFINITY affinity)
     : kit::CompletionQueue(file, depth, device->info().MaxCompletionQueueDepth, affinity), device_(std::move(device)) {
-    // The device CQ never holds more than the ND queue: what it holds
-    // moves into the kit's ring, which enforces the depth (overrun).
-    cq_ = ibv_create_cq(device_->context(), static_cast<int>(depth), this, device_->comp_channel(), 0);
+    cq_ = ibv_create_cq(device_->context(), DeviceDepth(depth, device_->info().MaxCompletionQueueDepth), this,
+                        device_->comp_channel(), 0);
     if (!cq_) return;
     device_->AddObject(cq_, this);
     AddPoller(this);
@@ -115,7 +126,9 @@ HRESULT CompletionQueue::Resize(ULONG depth) {
     HRESULT hr = kit::CompletionQueue::Resize(depth);
     if (FAILED(hr)) return hr;
     std::lock_guard<kit::SpinLock> lock(mu_);
-    return ibv_resize_cq(cq_, static_cast<int>(depth)) == 0 ? ND_SUCCESS : ND_INSUFFICIENT_RESOURCES;
+    return ibv_resize_cq(cq_, DeviceDepth(depth, device_->info().MaxCompletionQueueDepth)) == 0
+               ? ND_SUCCESS
+               : ND_INSUFFICIENT_RESOURCES;
 }
 
 }  // namespace opennd::verbs

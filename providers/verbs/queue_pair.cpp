@@ -59,6 +59,7 @@ QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const
     if (!qp_) return;
     max_send_sge_ = attr.cap.max_send_sge;
     sq_.Limit(attr.cap.max_send_wr);
+    signal_every_ = std::max<uint32_t>(1, std::min(attr.cap.max_send_wr, std::max<uint32_t>(a.initiator_depth, 1)) / 2);
     // INIT now: ND takes Receives before the connection exists.
     ibv_qp_attr init{};
     init.qp_state = IBV_QPS_INIT;

@@ -150,6 +150,25 @@ private:
     HRESULT PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
                          UINT32 rtoken, ULONG flags);
     HRESULT Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
+    // The send flag of a work request (under send_mu_). A silent request
+    // still holds its slot of the device's send queue until a later
+    // completion retires it, so a program that posts nothing but silent
+    // requests (a ping-pong's Sends) would fill the queue: every
+    // signal_every_-th is signaled anyway, and its completion, not the
+    // application's, only retires the ring (Complete drops it).
+    // Room for one more request on the send queue (under send_mu_): a full
+    // ring first takes what its CQ holds, which a program that never polls
+    // for its silent requests would otherwise leave there.
+    bool SendRoom() {
+        if (sq_.Room(1)) return true;
+        icq_->Poll();
+        return sq_.Room(1);
+    }
+    unsigned Signal(bool signaled) {
+        if (!signaled && ++unsignaled_ < signal_every_) return 0;
+        unsignaled_ = 0;
+        return IBV_SEND_SIGNALED;
+    }
     // A request refused because the queue pair failed: it completes ND_CANCELED.
     HRESULT Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
     bool CompleteShared(const ibv_wc &wc, ND2_RESULT *out);
@@ -168,6 +187,7 @@ private:
     std::atomic<bool> connected_once_{false};
     std::atomic<bool> claimed_{false};
     uint32_t max_send_sge_ = 1;
+    uint32_t unsignaled_ = 0, signal_every_ = 1;  // Signal()
     std::atomic<rdma_cm_id *> cm_id_{nullptr};
     kit::SpinLock send_mu_, recv_mu_;
     ShadowRing sq_, rq_;

@@ -55,7 +55,7 @@ HRESULT QueuePair::Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE ty
 HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total) {
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeSend);
-    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    if (!SendRoom()) return ND_NO_MORE_ENTRIES;
     ibv_send_wr wr{};
     Bounce bounce;
     wr.sg_list = AsIbv(sge);
@@ -68,7 +68,7 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
     wr.wr_id = WrId(generation_, false,
                     sq_.Push({ctx, 0, static_cast<ULONG>(total), Nd2RequestTypeSend, signaled, true, 0, FirstKey(sge, nsge)}));
     wr.opcode = IBV_WR_SEND;
-    wr.send_flags = SendFlags(flags);
+    wr.send_flags = SendFlags(flags) | Signal(signaled);
     ibv_send_wr *bad = nullptr;
     return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeSend);
 }
@@ -77,6 +77,15 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
 HRESULT QueuePair::Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type) {
     if (rc != 0) {
         ring.Unpush(1);
+        // The device refused it. Full is ruled out by the ring, so it is
+        // most likely a queue pair the device already moved to ERR (siw,
+        // when the peer's Terminate comes) before its async event reached
+        // us: the request completes ND_CANCELED, as after any failure.
+        ibv_qp_attr attr{};
+        ibv_qp_init_attr init{};
+        if (state_.load() != kFailed && ibv_query_qp(qp_, &attr, IBV_QP_STATE, &init) == 0 &&
+            attr.qp_state == IBV_QPS_ERR)
+            state_.store(kFailed, std::memory_order_release);
         return state_.load() == kFailed ? Cancelled(cq, ctx, type) : ND_NO_MORE_ENTRIES;
     }
     ring.EndRequest();
@@ -118,7 +127,7 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
     const ND2_REQUEST_TYPE type = op == IBV_WR_RDMA_READ ? Nd2RequestTypeRead : Nd2RequestTypeWrite;
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, type);
-    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    if (!SendRoom()) return ND_NO_MORE_ENTRIES;
     ibv_send_wr wr{};
     Bounce bounce;
     wr.sg_list = nsge ? AsIbv(sge) : nullptr;
@@ -132,7 +141,7 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
                     sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type), signaled, true, 0,
                               FirstKey(sge, nsge)}));
     wr.opcode = op;
-    wr.send_flags = SendFlags(flags);
+    wr.send_flags = SendFlags(flags) | Signal(signaled);
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = ntohl(rtoken);  // tokens travel in network byte order (R077)
     ibv_send_wr *bad = nullptr;
@@ -144,7 +153,7 @@ HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRE
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS) || FAILED(status);
     wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, static_cast<uint8_t>(type), signaled, true, status, 0}));
     wr.opcode = IBV_WR_RDMA_WRITE;  // no SGE, remote address and key 0
-    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     ibv_send_wr *bad = nullptr;
     return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, type);
 }
@@ -153,7 +162,7 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     const uint64_t address = reinterpret_cast<uint64_t>(buffer);
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeBind);
-    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    if (!SendRoom()) return ND_NO_MORE_ENTRIES;
     ibv_mw *mw = window->mw();
     uint32_t key = 0;
     const HRESULT hr = window->BindTo(region, address, size, (flags & ND_OP_FLAG_ALLOW_WRITE) != 0, [&] {
@@ -166,7 +175,7 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
     wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeBind, signaled, true, 0, 0}));
     wr.opcode = IBV_WR_BIND_MW;
-    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     wr.bind_mw.mw = mw;
     wr.bind_mw.rkey = key;
     wr.bind_mw.bind_info.mr = region->mr();
@@ -184,7 +193,7 @@ HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
     kit::ComPtr<kit::MemoryRegion> unbound;  // dropped after the lock
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeInvalidate);
-    if (!sq_.Room(1)) return ND_NO_MORE_ENTRIES;
+    if (!SendRoom()) return ND_NO_MORE_ENTRIES;
     const bool was_bound = window->UnbindWith([&] { window->Drop(); }, &unbound);
     if (!window->mw() || !was_bound)
         return PostMarker(Nd2RequestTypeInvalidate, ctx, flags, was_bound ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST);  // R107
@@ -192,7 +201,7 @@ HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
     wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeInvalidate, signaled, true, 0, 0}));
     wr.opcode = IBV_WR_LOCAL_INV;
-    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     wr.invalidate_rkey = window->key();
     ibv_send_wr *bad = nullptr;
     return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeInvalidate);

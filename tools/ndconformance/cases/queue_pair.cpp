@@ -275,6 +275,43 @@ TEST_P(QueuePair, SilentSuccessHidesOnlySuccessR098) {
     EXPECT_EQ(r.RequestContext, &bad);
 }
 
+// R098 with more silent requests than the queue holds, as a ping-pong
+// posts its Sends: a silent request that succeeded no longer holds its
+// place, though nothing ever polls for it (no CQ is polled here). A full
+// queue may refuse for a while (ND_NO_MORE_ENTRIES, requests in flight),
+// never for good. (A verbs device keeps an unsignaled request's slot until
+// a later completion: the provider has to make one.)
+TEST_P(QueuePair, SilentRequestsBeyondTheQueueDepthAreAllPosted) {
+    constexpr int kSends = 48, kWrites = 48;
+    Pair p;
+    QpShape shape;
+    shape.initiator_depth = 4;
+    std::string err = p.Connect(node, addr, Msg("serve").Set("recvs", kSends).Set("recvsize", 64), shape, true);
+    ASSERT_TRUE(err.empty()) << err;
+    p.rcq.pump = p.icq.pump = false;
+    Mem m(4096);
+    ASSERT_ND(ND_SUCCESS, m.Register(node.adapter.get(), node.file, kAllRights));
+    Remote rb = PeerRegister(p.peer, "rb", 4096);
+    ND2_SGE sge = m.Sge(0, 64);
+    Deadline d(WaitMs());
+    int posted = 0;
+    for (int i = 0; i < kSends + kWrites && !d.Expired();) {
+        HRESULT hr = i < kSends ? p.conn.qp->Send(nullptr, &sge, 1, ND_OP_FLAG_SILENT_SUCCESS)
+                                : p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, ND_OP_FLAG_SILENT_SUCCESS);
+        if (hr == ND_NO_MORE_ENTRIES) {
+            SleepMs(1);  // requests in flight: nothing signals room, so try again
+            continue;
+        }
+        ASSERT_ND(ND_SUCCESS, hr) << "request " << i;
+        posted = ++i;
+    }
+    EXPECT_EQ(posted, kSends + kWrites) << "silent requests still held the queue after " << WaitMs() << " ms";
+    PEER_OK(pr, p.peer.Call(Msg("reap").Set("c", 0).Set("n", kSends)));
+    EXPECT_EQ(pr.U64("count"), static_cast<uint64_t>(kSends)) << "the peer received every Send";
+    ND2_RESULT r;
+    EXPECT_TRUE(p.icq.Quiet(&r)) << "a silent request produced a completion: " << Describe(r);
+}
+
 // Every flag each operation accepts (§2.4.4), alone: posted and completed.
 TEST_P(QueuePair, EveryAllowedFlagIsAccepted) {
     Pair p;
