@@ -11,6 +11,9 @@
 #   b) ndrping -s        <- rping -c -V        (64 B and 65535 B pings)
 #   c) verbs_bulk -s     <- ndrping --bulk -c  (Sends; Write, Read 1 MiB)
 #   d) ndrping --bulk -s <- verbs_bulk -c
+#   e) SMB Direct on NDK over ndverbs: ndksmbd server <- ndksmbd client
+#      (a 3 MB file by RDMA Read, read back by RDMA Write, checksums and
+#      every byte compared by ndksmbd; then with inline data)
 # A ping exchange passes when both exit 0 and each printed every ping;
 # a bulk one when both printed their four verified steps (docs/interop.md).
 #
@@ -80,6 +83,9 @@ pair b-64 7303 $n "$ping_s" "$ping_c" "$nd -s -a $ip -p 7303 -C $n -S 64 -v -T 6
 pair b-65535 7304 $n "$ping_s" "$ping_c" "$nd -s -a $ip -p 7304 -C $n -S 65535 -v -T 60" "rping -c -a $ip -p 7304 -C $n -S 65535 -v -V"
 pair c-bulk 7305 4 "$bulk_vb" "$bulk_nd" "$vb -s -a $ip -p 7305 -S 1048576 -M $m -T 90" "$nd --bulk -c -a $ip -p 7305 -S 1048576 -C $m -T 90"
 pair d-bulk 7306 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip -p 7306 -S 1048576 -C $m -T 90" "$vb -c -a $ip -p 7306 -S 1048576 -M $m -T 90"
+head -c 3000000 /dev/urandom > /tmp/smbd.bin; mkdir -p /tmp/smbd
+pair e-smbd 7307 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7307 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7307 -f /tmp/smbd.bin"
+pair e-inline 7308 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7308 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7308 -f /tmp/smbd.bin --name inline.bin --inline"
 echo "INTEROP-FAILS=$fails"
 [ $fails = 0 ]
 EOF
