@@ -3,7 +3,8 @@
 # soft RDMA devices, in a throw-away VM (../shared/tools/rdma-vm): rxe
 # (RoCE v2) and siw (iWARP), one boot each (rdma_cm must not see both on
 # one netdev). The two-sided cases run their peer as a second process in
-# the VM, connecting to the device's address.
+# the VM, connecting to the device's address: IPv4 (10.0.2.15) and IPv6
+# (fd77:15::15, added to the device's netdev), each two-sided case on both.
 #
 # usage: tests/verbs/vm_conformance.sh [BUILD_DIR] [--device rxe|siw|both]
 #                                      [--filter PATTERN] [--timeout SEC]
@@ -53,14 +54,16 @@ for dev in $devices; do
   [ -z "$filter" ] && [ "$dev" = siw ] && pattern=$siw_groups
   [ -n "$known" ] && pattern="$pattern-$known"
   [ -n "$known" ] && echo "known failures on ${dev}, not run: ${known//:/ }"
-  args="--provider ndverbs --address 10.0.2.15 --timeout $timeout --case-timeout 120 --filter '$pattern'"
+  args="--provider ndverbs --address 10.0.2.15 --address fd77:15::15 --timeout $timeout --case-timeout 120 --filter '$pattern'"
   log=$(mktemp)
   echo "== ndconformance on ${dev}0 (ndverbs) =="
   # ndinfo first: the adapter on the device's address, with its notes.
   timeout 3000 "$vm" --timeout 2900 --links "${dev}0:eth0" --share "$build" --add "$build/bin/ndconformance" \
     -c "$setup
+echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad; ip -6 addr add fd77:15::15/64 dev eth0
+i=0; while ! $build/bin/ndinfo 2>/dev/null | grep -q 'Adapter 0x[0-9a-f]*: 10.0.2.15 fd77:15::15' && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done
 $build/bin/ndinfo > /tmp/ndinfo.txt 2>&1; grep -A4 '^Provider ndverbs' /tmp/ndinfo.txt; grep 'note: ' /tmp/ndinfo.txt | head -4
-for want in 'Adapter 0x[0-9a-f]*: 10.0.2.15' 'note: device: ${dev}0' 'note: transport: ' 'note: fork safety: '; do
+for want in 'Adapter 0x[0-9a-f]*: 10.0.2.15 fd77:15::15' 'note: device: ${dev}0' 'note: transport: ' 'note: fork safety: '; do
   grep -q \"\$want\" /tmp/ndinfo.txt || { echo \"ndinfo does not say: \$want\"; exit 1; }
 done
 env$envs $build/bin/ndconformance $args" >"$log" 2>&1
