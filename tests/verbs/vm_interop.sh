@@ -11,6 +11,7 @@
 #   b) ndrping -s        <- rping -c -V        (64 B and 65535 B pings)
 #   c) verbs_bulk -s     <- ndrping --bulk -c  (Sends; Write, Read 1 MiB)
 #   d) ndrping --bulk -s <- verbs_bulk -c
+# and a-v6, d-v6: the same over IPv6 (fd77:15::15, added to the netdev);
 #   e) SMB Direct on NDK over ndverbs: ndksmbd server <- ndksmbd client
 #      (a 3 MB file by RDMA Read, read back by RDMA Write, checksums and
 #      every byte compared by ndksmbd; then with inline data)
@@ -54,7 +55,9 @@ for e in /host/lib/*; do [ -e "$b/lib/${e##*/}" ] || ln -s "$e" "$b/lib/${e##*/}
 mkdir -p /root/catalog && chmod 755 /root/catalog
 sed "s|^library=.*|library=$b/lib/opennd/libndverbs.so|" $b/etc/opennd/providers.d/50-ndverbs.conf > /root/catalog/50-ndverbs.conf
 export OPENND_CATALOG=/root/catalog
-ip=10.0.2.15 n=$COUNT m=$MESSAGES fails=0
+ip=10.0.2.15 ip6=fd77:15::15 n=$COUNT m=$MESSAGES fails=0
+echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad; ip -6 addr add $ip6/64 dev eth0
+i=0; while ! $b/bin/ndinfo 2>/dev/null | grep -q "Adapter 0x[0-9a-f]*: .*$ip6" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 # A listening rdma_cm id (rxe's makes no TCP socket; siw's does as well).
 listening() { rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$1 "; }
 # pair ID PORT WANT SERVER_PATTERN CLIENT_PATTERN SERVER_COMMAND CLIENT_COMMAND
@@ -83,6 +86,8 @@ pair b-64 7303 $n "$ping_s" "$ping_c" "$nd -s -a $ip -p 7303 -C $n -S 64 -v -T 6
 pair b-65535 7304 $n "$ping_s" "$ping_c" "$nd -s -a $ip -p 7304 -C $n -S 65535 -v -T 60" "rping -c -a $ip -p 7304 -C $n -S 65535 -v -V"
 pair c-bulk 7305 4 "$bulk_vb" "$bulk_nd" "$vb -s -a $ip -p 7305 -S 1048576 -M $m -T 90" "$nd --bulk -c -a $ip -p 7305 -S 1048576 -C $m -T 90"
 pair d-bulk 7306 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip -p 7306 -S 1048576 -C $m -T 90" "$vb -c -a $ip -p 7306 -S 1048576 -M $m -T 90"
+pair a-v6 7309 $n "$ping_s" "$ping_c" "rping -s -a $ip6 -p 7309 -C $n -S 64 -v" "$nd -c -a $ip6 -p 7309 -C $n -S 64 -v -T 60"
+pair d-v6 7310 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip6 -p 7310 -S 1048576 -C $m -T 90" "$vb -c -a $ip6 -p 7310 -S 1048576 -M $m -T 90"
 head -c 3000000 /dev/urandom > /tmp/smbd.bin; mkdir -p /tmp/smbd
 pair e-smbd 7307 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7307 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7307 -f /tmp/smbd.bin"
 pair e-inline 7308 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7308 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7308 -f /tmp/smbd.bin --name inline.bin --inline"
