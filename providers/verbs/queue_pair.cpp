@@ -145,6 +145,16 @@ bool QueuePair::Complete(const ibv_wc &wc, ND2_RESULT *out) {
     ring.RetireThrough(seq);
     HRESULT status = CompletionStatus(wc.status, static_cast<ND2_REQUEST_TYPE>(s.type));
     if (SUCCEEDED(status) && s.status) status = s.status;  // a window operation the provider refused
+    // An emulated Bind or Invalidate took effect when posted; only its
+    // marker's trip to the peer is flushed when the connection fails first
+    // (a peer's Write through the window just invalidated does that). A
+    // device's own Invalidate would have completed locally: so does this one,
+    // unless a request before it failed.
+    const bool applied = s.applied && wc.status == IBV_WC_WR_FLUSH_ERR && !ring.failed;
+    if (applied) {
+        state_.store(kFailed, std::memory_order_release);
+        status = s.status;
+    }
     // rxe reports LOC_QP_OP_ERR for memory deregistered under a request,
     // for a message longer than the receive, and for a link gone down:
     // the request's key tells which.
@@ -154,6 +164,7 @@ bool QueuePair::Complete(const ibv_wc &wc, ND2_RESULT *out) {
         OPENND_LOG(Debug, "ndverbs: qp %u: %s (vendor %u) for request type %d", qp_->qp_num,
                    ibv_wc_status_str(wc.status), wc.vendor_err, s.type);
         state_.store(kFailed, std::memory_order_release);  // an RC queue pair is in ERR after any error
+        ring.failed = true;
         if (s.request == ring.failed_request) return false;  // a later part of a request already reported
         if (!s.last) ring.failed_request = s.request;
     } else if (!s.last || (!s.signaled && SUCCEEDED(status))) {

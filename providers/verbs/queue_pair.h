@@ -40,6 +40,7 @@ struct Slot {
     bool last;           // the last work request of an ND request (one split into several ends here)
     HRESULT status;      // a Bind or Invalidate the provider already failed: its status (else 0)
     uint32_t lkey;       // the first SGE's key (what failed, if it fails)
+    bool applied;        // an emulated Bind or Invalidate: it took effect when posted
 };
 
 class ShadowRing {
@@ -73,6 +74,8 @@ public:
     uint64_t outstanding() const { return head_ - tail_.load(std::memory_order_acquire); }
     // The split request whose failure was reported (its other parts are swallowed).
     uint64_t failed_request = UINT64_MAX;
+    // A failure of this ring's was reported: what follows is flushed behind it.
+    bool failed = false;
 
 private:
     std::vector<Slot> slots_;

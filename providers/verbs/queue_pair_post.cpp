@@ -66,7 +66,8 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
     }
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
     wr.wr_id = WrId(generation_, false,
-                    sq_.Push({ctx, 0, static_cast<ULONG>(total), Nd2RequestTypeSend, signaled, true, 0, FirstKey(sge, nsge)}));
+                    sq_.Push({ctx, 0, static_cast<ULONG>(total), Nd2RequestTypeSend, signaled, true, 0,
+                              FirstKey(sge, nsge), false}));
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = SendFlags(flags) | Signal(signaled);
     ibv_send_wr *bad = nullptr;
@@ -104,7 +105,8 @@ HRESULT QueuePair::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
         wr.sg_list = &empty;
         wr.num_sge = 1;
     }
-    wr.wr_id = WrId(generation_, true, rq_.Push({ctx, 0, 0, Nd2RequestTypeReceive, true, true, 0, FirstKey(sge, nsge)}));
+    wr.wr_id = WrId(generation_, true,
+                    rq_.Push({ctx, 0, 0, Nd2RequestTypeReceive, true, true, 0, FirstKey(sge, nsge), false}));
     ibv_recv_wr *bad = nullptr;
     return Posted(ibv_post_recv(qp_, &wr, &bad), rq_, rcq_.get(), ctx, Nd2RequestTypeReceive);
 }
@@ -139,7 +141,7 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
     wr.wr_id = WrId(generation_, false,
                     sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type), signaled, true, 0,
-                              FirstKey(sge, nsge)}));
+                              FirstKey(sge, nsge), false}));
     wr.opcode = op;
     wr.send_flags = SendFlags(flags) | Signal(signaled);
     wr.wr.rdma.remote_addr = raddr;
@@ -148,10 +150,13 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
     return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, type);
 }
 
+// A Bind or Invalidate that took effect (or failed) here: a zero-byte
+// Write keeps its completion in the send queue's order.
 HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS) || FAILED(status);
-    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, static_cast<uint8_t>(type), signaled, true, status, 0}));
+    wr.wr_id =
+        WrId(generation_, false, sq_.Push({ctx, 0, 0, static_cast<uint8_t>(type), signaled, true, status, 0, true}));
     wr.opcode = IBV_WR_RDMA_WRITE;  // no SGE, remote address and key 0
     wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     ibv_send_wr *bad = nullptr;
@@ -173,7 +178,7 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     if (!mw || FAILED(hr)) return PostMarker(Nd2RequestTypeBind, ctx, flags, hr);
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeBind, signaled, true, 0, 0}));
+    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeBind, signaled, true, 0, 0, false}));
     wr.opcode = IBV_WR_BIND_MW;
     wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     wr.bind_mw.mw = mw;
@@ -199,7 +204,7 @@ HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
         return PostMarker(Nd2RequestTypeInvalidate, ctx, flags, was_bound ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST);  // R107
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeInvalidate, signaled, true, 0, 0}));
+    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeInvalidate, signaled, true, 0, 0, false}));
     wr.opcode = IBV_WR_LOCAL_INV;
     wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
     wr.invalidate_rkey = window->key();

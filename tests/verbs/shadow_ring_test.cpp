@@ -8,7 +8,7 @@
 namespace opennd::verbs {
 namespace {
 
-Slot Part(bool last, bool signaled = true) { return Slot{nullptr, 0, 0, Nd2RequestTypeSend, signaled, last, 0, 0}; }
+Slot Part(bool last, bool signaled = true) { return Slot{nullptr, 0, 0, Nd2RequestTypeSend, signaled, last, 0, 0, false}; }
 
 TEST(ShadowRing, FullAfterDepthRequests) {
     ShadowRing r(4, 1);
