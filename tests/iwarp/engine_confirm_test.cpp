@@ -132,6 +132,48 @@ TEST(EngineConfirm, AbortFlushesUnconfirmedOperationsExactlyOnce) {
     EXPECT_FALSE(p.a.PollCompletion(&extra));
 }
 
+// The peer closed in order once its transport had all our bytes (the
+// provider checks both): what waited only for a confirming Read was taken
+// and completes Success; our own Read still unanswered, and what was posted
+// after it, are flushed by the Abort that follows, in posting order.
+TEST(EngineConfirm, ConfirmTakenSucceedsUpToTheFirstUnansweredRead) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    p.pa.Add(9, 0, 64, false, false);
+    Bytes src = Pattern(64);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostSend(1, std::span(&b, 1)));
+    ASSERT_TRUE(p.a.PostWrite(2, std::span(&b, 1), 7, 0));
+    ASSERT_TRUE(p.a.PostRead(3, 9, 0, 64, 7, 0));
+    ASSERT_TRUE(p.a.PostSend(4, std::span(&b, 1)));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);  // all on the wire; no answer ever comes
+    EXPECT_EQ(p.a.unconfirmed(), 3u);
+    p.a.ConfirmTaken();
+    p.a.Abort(false);
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 4u);
+    for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(done[i].id, i + 1) << "posting order";
+    EXPECT_EQ(done[0].status, OpStatus::Success);
+    EXPECT_EQ(done[0].length, 64u);
+    EXPECT_EQ(done[1].status, OpStatus::Success);
+    EXPECT_EQ(done[2].status, OpStatus::Flushed) << "a Read needs its answer";
+    EXPECT_EQ(done[3].status, OpStatus::Flushed) << "nothing completes out of order after a flushed Read";
+}
+
+TEST(EngineConfirm, ConfirmTakenAfterAFailureChangesNothing) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
+    Bytes src = Pattern(16);
+    ConstBuffer b{src.data(), src.size()};
+    ASSERT_TRUE(p.a.PostSend(1, std::span(&b, 1)));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);
+    p.a.Abort(false);
+    p.a.ConfirmTaken();
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, OpStatus::Flushed);
+}
+
 }  // namespace
 
 namespace {

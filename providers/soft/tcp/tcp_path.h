@@ -200,6 +200,7 @@ private:
     // go, so what is still to send is copied into own_ first.
     void OwnPendingLocked();
     bool eof_ = false, closed_ = false, hold_ = false, logged_end_ = false;
+    bool peer_fin_ = false;  // eof_ was the peer's orderly close (not a reset or a timeout)
     bool logged_crc_quirk_ = false;  // said once that a siw quirk was tolerated
     uint64_t stalled_since_ms_ = 0;
     // The peer ended the stream while a Send of its waited for a receive

@@ -3,6 +3,7 @@
 // waits in held_); framed bytes out go to the socket until it would block
 // (the edge-triggered watch reports when it drains).
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -166,7 +167,13 @@ void TcpPath::PumpStreamLocked() {
     }
     if (eof_ && !closed_) {
         closed_ = true;
-        engine_.Abort(false);  // the peer is gone: everything completes ND_CANCELED
+        // Closed in order, and its TCP acknowledged all we sent: what only
+        // waited for a confirming Read was taken (a peer that disconnects
+        // as soon as our last Send arrives never answers the Read).
+        int unacked = -1;
+        if (peer_fin_ && !TxPendingLocked() && ioctl(fd_, TIOCOUTQ, &unacked) == 0 && unacked == 0)
+            engine_.ConfirmTaken();
+        engine_.Abort(false);  // the peer is gone: everything else completes ND_CANCELED
         CompleteLocked();
     }
     if (closed_ && failed_since_ms_ != 0) {
@@ -229,7 +236,7 @@ void TcpPath::ReadSocketLocked() {
         m.msg_iovlen = n_iov;
         ssize_t n = recvmsg(fd_, &m, MSG_DONTWAIT);
         if (n == 0) {
-            eof_ = true;
+            eof_ = peer_fin_ = true;
             return;
         }
         if (n < 0) {

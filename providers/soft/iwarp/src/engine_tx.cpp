@@ -59,6 +59,14 @@ void Engine::ConfirmBelow(uint64_t covers) {
     }
 }
 
+void Engine::ConfirmTaken() {
+    if (failed_ || !Confirming()) return;
+    uint64_t below = UINT64_MAX;
+    for (const OrqEntry &e : orq_)
+        if (!e.internal) below = std::min(below, e.slot);
+    ConfirmBelow(below);
+}
+
 bool Engine::WantsToSend() const {
     if (!terminate_out_.empty()) return true;
     if (failed_ || awaiting_first_fpdu_ || hold_) return false;

@@ -179,6 +179,14 @@ public:
     // with `send_terminate`, Pull hands out a Terminate (RDMAP catastrophic).
     void Abort(bool send_terminate);
 
+    // confirm_by_read: the peer closed its stream in order (no Terminate)
+    // after its transport acknowledged every byte we sent. What is on the
+    // wire waiting for a confirming Read was taken, as an RNIC that
+    // completes on the transport's acknowledgment would say: it completes
+    // Success, up to the first Read of ours still unanswered (that one and
+    // what follows it are then flushed by Abort, in order).
+    void ConfirmTaken();
+
     // ---- state ----
     bool failed() const { return failed_; }
     bool stalled() const { return stalled_; }
