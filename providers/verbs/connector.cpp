@@ -15,7 +15,12 @@ namespace opennd::verbs {
 namespace {
 
 using Registry = kit::Registry<Connector, IND2Connector>;
-constexpr int kResolveMs = 5000;  // address and route resolution (TCG VMs are slow)
+// Address and route resolution, as rping and perftest ask. A neighbour not
+// yet in the ARP or ND table is resolved when the kernel's timer for the
+// request fires (seen on siw, in a VM: the first connection to a host
+// waits exactly this long), so it must be well under Connect's own bound
+// (OPENND_VERBS_CONNECT_MS).
+constexpr int kResolveMs = 2000;
 // How long a peer waits before it sends again to a queue pair of ours that
 // had no receive posted: IB's code 24, 40.96 ms.
 constexpr uint8_t kRnrTimer = 24;

@@ -1,6 +1,7 @@
 // What rdma_cm tells a connector (connection.h): each event moves the
 // kit's state machine; and what releasing a connector tells the peer.
 #include "connection.h"
+#include "opennd/log.h"
 #include "status.h"
 
 namespace opennd::verbs {
@@ -10,6 +11,8 @@ void Connector::OnCmEvent(rdma_cm_id *id, const rdma_cm_event &e, const std::vec
     if (id != id_) return;  // an id this connector has let go of
     const auto *pd = data.empty() ? nullptr : data.data();
     const auto pd_size = static_cast<ULONG>(data.size());
+    OPENND_LOG(Debug, "ndverbs: connector: %s (status %d) in state %d", rdma_event_str(e.event), e.status,
+               static_cast<int>(state_));
     switch (e.event) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
