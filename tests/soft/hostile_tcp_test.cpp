@@ -261,6 +261,60 @@ TEST_F(HostileTcpClient, ALivePeerThatStopsReadingEndsTheConnectionWithinTheTime
     EXPECT_EQ(accepted.Next(300).Status, ND_IO_TIMEOUT) << "a request completed twice";
 }
 
+// A Send completes only once the peer shows it took it (a later Read
+// Response: confirm_by_read). A peer that closes its stream in order right
+// after our Send arrived, without answering that Read, took it all the same
+// (its TCP acknowledged every byte, and no Terminate came): the Send
+// succeeds. A peer that resets the connection gives no such word: flushed.
+TEST_F(HostileTcpClient, ASendThePeerTookSucceedsWhenItClosesInOrderRightAfter) {
+    for (bool reset : {false, true}) {
+        SCOPED_TRACE(reset ? "the peer resets" : "the peer closes in order");
+        Endpoint accepted;
+        Buffer b(4096);
+        ASSERT_TRUE(ReadyToAccept(accepted, b)) << accepted.error;
+        auto accepting = std::async(std::launch::async, [&] { return accepted.Accept(); });
+        Socket s;
+        ASSERT_TRUE(Handshake(s, iwarp::MpaConfig{})) << "the provider did not complete the handshake";
+        std::vector<uint8_t> write0;  // the RTR
+        iwarp::EncodeTagged(&write0, iwarp::Opcode::RdmaWrite, true, 1, 0, {}, false);
+        ASSERT_TRUE(s.SendAll(write0));
+        ASSERT_TRUE(accepting.get()) << accepted.error;
+        ND2_SGE sge = b.Sge(64, 64);
+        ASSERT_EQ(accepted.qp->Send(reinterpret_cast<void *>(uintptr_t(7)), &sge, 1, 0), ND_SUCCESS);
+        // Everything the provider sends (the Send, then its fence Read),
+        // read and left unanswered.
+        size_t got_bytes = 0;
+        for (uint64_t quiet_since = NowMs(); NowMs() - quiet_since < 300;) {
+            bool eof = false;
+            const size_t n = s.Read(50, &eof).size();
+            ASSERT_FALSE(eof);
+            if (n) quiet_since = NowMs();
+            got_bytes += n;
+        }
+        ASSERT_GT(got_bytes, 64u) << "the Send never left";
+        ND2_RESULT early;
+        EXPECT_EQ(accepted.cq->GetResults(&early, 1), 0u) << "the Send completed before the peer confirmed it";
+        if (reset) {
+            linger l{1, 0};
+            ASSERT_EQ(setsockopt(s.fd, SOL_SOCKET, SO_LINGER, &l, sizeof l), 0);
+        }
+        s.fd = (close(s.fd), -1);
+        HRESULT send_status = ND_PENDING;
+        for (int i = 0; i < 2; ++i) {  // the Send and the Receive posted before Accept
+            ND2_RESULT r = accepted.Next(5000);
+            ASSERT_NE(r.Status, ND_IO_TIMEOUT) << "a request never completed";
+            if (r.RequestType == Nd2RequestTypeSend) {
+                EXPECT_EQ(r.RequestContext, reinterpret_cast<void *>(uintptr_t(7)));
+                send_status = r.Status;
+            } else {
+                EXPECT_EQ(r.Status, ND_CANCELED) << "the Receive";
+            }
+        }
+        EXPECT_EQ(send_status, reset ? ND_CANCELED : ND_SUCCESS);
+        EXPECT_EQ(accepted.Next(200).Status, ND_IO_TIMEOUT) << "a request completed twice";
+    }
+}
+
 // #25: a peer that keeps its stream full (RDMA Writes into a region it was
 // given, back to back) must not hold the progress thread: it serves every
 // connection of the adapter. While one floods, a new client's request must
