@@ -160,6 +160,38 @@ TEST(EngineConfirm, ConfirmTakenSucceedsUpToTheFirstUnansweredRead) {
     EXPECT_EQ(done[3].status, OpStatus::Flushed) << "nothing completes out of order after a flushed Read";
 }
 
+// The fence Read that would confirm a Send waits while our Reads fill ORD;
+// a Terminate then ends everything. The fence is the engine's own: no
+// completion for it (seen: ndconformance across providers crashed here,
+// siw terminating on a Send with no receive, the fence taken for a slot).
+TEST(EngineConfirm, ATerminateWhileAFenceWaitsForItsTurnCompletesEachRequestOnce) {
+    Pair p(Plain(Role::Initiator, false, 8, 1), Plain(Role::Responder, false, 1, 8), Confirming());
+    p.pa.Add(9, 0, 64, false, false);
+    p.pb.Add(7, 0, 64, true, true);
+    Bytes src = Pattern(16);
+    ConstBuffer b{src.data(), src.size()};
+    for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(p.a.PostWrite(100 + i, std::span(&b, 1), 7, 0));
+    p.Pump();  // done and confirmed: the slots start past 0
+    ASSERT_EQ(p.Drain(p.a).size(), 3u);
+    ASSERT_TRUE(p.a.PostRead(1, 9, 0, 64, 7, 0));
+    ASSERT_TRUE(p.a.PostSend(2, std::span(&b, 1)));
+    Bytes out;
+    p.a.Pull(&out, 1 << 20);
+    ASSERT_EQ(p.a.outstanding_reads(), 1u) << "ORD 1: the Read is out, the fence waits";
+    ASSERT_EQ(p.a.unconfirmed(), 1u);
+    p.b.Abort(true);
+    Bytes term;
+    p.b.Pull(&term, 1 << 20);
+    ASSERT_FALSE(term.empty());
+    p.a.Receive(term);
+    EXPECT_TRUE(p.a.failed());
+    auto done = p.Drain(p.a);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].id, 1u);
+    EXPECT_EQ(done[1].id, 2u);
+    for (const Completion &c : done) EXPECT_NE(c.status, OpStatus::Success);
+}
+
 TEST(EngineConfirm, ConfirmTakenAfterAFailureChangesNothing) {
     Pair p(Plain(Role::Initiator), Plain(Role::Responder), Confirming());
     Bytes src = Pattern(16);

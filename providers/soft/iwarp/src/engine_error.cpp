@@ -112,7 +112,7 @@ void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t failed_rq) {
     orq_.clear();
     for (size_t i = 0; i < sq_.size(); ++i) {
         const SqOp &op = sq_[i];
-        if (op.kind == OpKind::Rtr) continue;
+        if (op.kind == OpKind::Rtr || op.kind == OpKind::Fence) continue;  // ours: no slot, no completion
         const bool started = i == 0 && current_ == Source::Sq && op.sent > 0;
         CompleteSlot(op.slot, started ? in_flight : queued, 0);
     }
