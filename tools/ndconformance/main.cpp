@@ -12,6 +12,7 @@
 #include "options.h"
 #include "support/objects.h"
 #include "support/peer.h"
+#include "support/remote_peer.h"
 
 namespace ndconf {
 
@@ -38,8 +39,14 @@ void PrintHelp() {
         "                      and ::1 (those the provider serves)\n"
         "  --peer-netns NAME   run the peer process in network namespace NAME (ip netns;\n"
         "                      needs root), as if on another host\n"
+        "  --peer-host H:PORT  run each peer on another machine, started there by\n"
+        "                      `ndconformance --provider NAME --serve-peers PORT` (the\n"
+        "                      other machine's provider: ND to ND across providers)\n"
         "  --peer-address IP   the peer's address there, one per family of --address;\n"
         "                      the cases connect to it instead of to their own address\n"
+        "  --serve-peers PORT  be the peer server for --peer-host on this machine: one\n"
+        "                      peer process per connection, until killed (test networks\n"
+        "                      only: whoever reaches PORT can start peers)\n"
         "\n"
         "What to run and report:\n"
         "  --filter PATTERN    GoogleTest filter over case names (Group.Case[/param]),\n"
@@ -103,7 +110,8 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
         } else if (name == "--peer") {
             o->peer = true;
         } else if (name == "--provider" || name == "--library" || name == "--guid" || name == "--address" ||
-                   name == "--peer-netns" || name == "--peer-address" ||
+                   name == "--peer-netns" || name == "--peer-address" || name == "--peer-host" ||
+                   name == "--serve-peers" ||
                    name == "--filter" || name == "--junit" || name == "--timeout" || name == "--case-timeout" ||
                    name == "--progress-fd" || name == "--control-fd") {
             if (!value(&v) || v.empty()) return name + " needs a value";
@@ -112,6 +120,9 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
             if (name == "--guid") o->guid = v;
             if (name == "--address") o->addresses.push_back(v);
             if (name == "--peer-netns") o->peer_netns = v;
+            if (name == "--peer-host") o->peer_host = v;
+            if (name == "--serve-peers" && (!ParseUnsigned(v.c_str(), &o->serve_peers) || o->serve_peers > 65535))
+                return "bad --serve-peers: " + v;
             if (name == "--peer-address") o->peer_addresses.push_back(v);
             if (name == "--filter") o->filter = v;
             if (name == "--junit") o->junit = v;
@@ -132,8 +143,9 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
             opennd::net::IpAddress ip;
             if (!opennd::net::ParseAddress(a, &ip)) return "not an IP address: " + a;
         }
-    if (o->peer_netns.empty() != o->peer_addresses.empty())
-        return "--peer-netns and --peer-address go together";
+    if (!o->peer_netns.empty() && !o->peer_host.empty()) return "--peer-netns and --peer-host are exclusive";
+    if ((o->peer_netns.empty() && o->peer_host.empty()) != o->peer_addresses.empty())
+        return "--peer-address goes with --peer-netns or --peer-host";
     return "";
 }
 
@@ -143,6 +155,7 @@ std::vector<std::string> ProviderArguments(const Options &o) {
     if (!o.library.empty()) args.insert(args.end(), {"--library", o.library, "--guid", o.guid});
     for (const auto &a : o.addresses) args.insert(args.end(), {"--address", a});
     if (!o.peer_netns.empty()) args.insert(args.end(), {"--peer-netns", o.peer_netns});
+    if (!o.peer_host.empty()) args.insert(args.end(), {"--peer-host", o.peer_host});
     for (const auto &a : o.peer_addresses) args.insert(args.end(), {"--peer-address", a});
     args.insert(args.end(), {"--timeout", std::to_string(o.timeout_s)});
     return args;
@@ -168,6 +181,14 @@ int main(int argc, char **argv) {
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     ndc::SetWaitMs(uint64_t(o.timeout_s) * 1000);
+    if (o.serve_peers) {
+        ndconf::Options peer = o;
+        peer.addresses.clear();
+        peer.serve_peers = 0;
+        std::vector<std::string> args{"ndconformance", "--peer"};
+        for (auto &a : ndconf::ProviderArguments(peer)) args.push_back(a);
+        return ndc::ServePeers(static_cast<uint16_t>(o.serve_peers), args);
+    }
     if (o.peer) {
         if (o.control_fd < 0) return 2;
         NdStartup();

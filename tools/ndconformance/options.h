@@ -19,7 +19,9 @@ struct Options {
     std::vector<std::string> addresses;
     // where the peer runs: another network namespace, on its own addresses
     std::string peer_netns;
+    std::string peer_host;  // or on another machine: its peer server (remote_peer.h)
     std::vector<std::string> peer_addresses;
+    unsigned serve_peers = 0;  // this process is a peer server on this port
     // run
     std::string filter;
     std::string junit;

@@ -134,8 +134,9 @@ int RunWorker(const Options &given, int argc, char **argv) {
         return 3;
     }
     ndc::SetTestAddresses(addresses);
-    if (!o.peer_netns.empty()) {
-        std::string why = ndc::SetPeerNamespace(o.peer_netns, o.peer_addresses);
+    if (!o.peer_netns.empty() || !o.peer_host.empty()) {
+        std::string why = o.peer_host.empty() ? ndc::SetPeerNamespace(o.peer_netns, o.peer_addresses)
+                                              : ndc::SetRemotePeers(o.peer_host, o.peer_addresses);
         if (!why.empty()) {
             std::fprintf(stderr, "ndconformance: %s\n", why.c_str());
             return 3;
@@ -144,6 +145,7 @@ int RunWorker(const Options &given, int argc, char **argv) {
     Options peer = o;
     peer.addresses.clear();
     peer.peer_netns.clear();
+    peer.peer_host.clear();
     peer.peer_addresses.clear();
     std::vector<std::string> peer_args{"ndconformance", "--peer"};
     for (auto &a : ProviderArguments(peer)) peer_args.push_back(a);

@@ -190,7 +190,7 @@ TEST_P(Disconnect, PeerKilledMidTransfer) {
     // taken before it dies: a peer that ran on could deliver them, and fill
     // every receive we left posted, in the moment before the kill lands (seen
     // under load), and then nothing would be left to flush.
-    ASSERT_EQ(kill(p.peer.pid(), SIGSTOP), 0);
+    ASSERT_TRUE(p.peer.Signal(SIGSTOP));
     for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, p.conn.PostSend(m, 0, 65536));
     p.peer.Kill();
     // Outstanding requests: kWindow receives (minus those that completed

@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "support/objects.h"
+#include "support/remote_peer.h"
 
 namespace ndc {
 
@@ -31,7 +34,15 @@ std::string SetPeerNamespace(const std::string &name, const std::vector<std::str
     return "";
 }
 
-bool PeerElsewhere() { return !g_netns.empty(); }
+std::string SetRemotePeers(const std::string &host_port, const std::vector<std::string> &addresses) {
+    std::string why = SetPeerHost(host_port);
+    if (!why.empty()) return why;
+    g_peer_ips.clear();
+    for (const auto &a : addresses) g_peer_ips.push_back(ParseIp(a));
+    return "";
+}
+
+bool PeerElsewhere() { return !g_netns.empty() || PeerHostSet(); }
 
 IpAddress PeerIp(const IpAddress &ours) {
     for (const IpAddress &p : g_peer_ips)
@@ -42,6 +53,7 @@ IpAddress PeerIp(const IpAddress &ours) {
 Peer::~Peer() { Stop(); }
 
 std::string Peer::Start(const IpAddress &address) {
+    if (PeerHostSet()) return StartRemote(address);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair failed";
     std::vector<std::string> args = g_peer_args;
@@ -83,6 +95,37 @@ std::string Peer::Start(const IpAddress &address) {
     return "";
 }
 
+// A peer the peer server starts on its host (remote_peer.h).
+std::string Peer::StartRemote(const IpAddress &address) {
+    std::string answer, why;
+    const int fd = AskPeerHost(isolated ? "peer isolated" : "peer", &answer, &why);
+    if (fd < 0) return why;
+    int pid = 0;
+    if (std::sscanf(answer.c_str(), "pid %d", &pid) != 1 || pid <= 0) {
+        close(fd);
+        return "the peer server could not start a peer (" + answer + ")";
+    }
+    pid_ = pid;
+    remote_ = true;
+    ch_.Attach(fd);
+    Msg r = Call(Msg("open").Set("addr", IpText(PeerIp(address))));
+    if (!r.ok()) return "peer could not start: " + r.error();
+    return "";
+}
+
+bool Peer::Signal(int sig) {
+    if (pid_ <= 0) return false;
+    if (!remote_) return kill(pid_, sig) == 0;
+    std::string answer, why;
+    const int fd = AskPeerHost("signal " + std::to_string(pid_) + " " + std::to_string(sig), &answer, &why);
+    if (fd < 0) {
+        Report(why);
+        return false;
+    }
+    close(fd);
+    return answer == "ok";
+}
+
 bool Peer::Post(const Msg &m) {
     if (pid_ <= 0) return false;
     return ch_.Send(m);
@@ -115,6 +158,19 @@ Msg Peer::Call(const Msg &m, uint64_t ms) {
 int Peer::Reap(uint64_t ms) {
     Deadline d(ms);
     int status = 0;
+    if (remote_) {  // its exit is the channel's end (its status stays there)
+        for (bool closed = false; !closed && !d.Expired();) {
+            Msg m;
+            ch_.Recv(&m, 50, nullptr, &closed);
+        }
+        if (!d.Expired()) {
+            pid_ = -1;
+            return 0;
+        }
+        Signal(SIGKILL);
+        pid_ = -1;
+        return 256;
+    }
     for (;;) {
         pid_t r = waitpid(pid_, &status, WNOHANG);
         if (r == pid_) break;
@@ -133,9 +189,9 @@ int Peer::Reap(uint64_t ms) {
 
 void Peer::Kill() {
     if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
+    Signal(SIGKILL);
     int status;
-    waitpid(pid_, &status, 0);
+    if (!remote_) waitpid(pid_, &status, 0);
     pid_ = -1;
     ch_.Close();
 }

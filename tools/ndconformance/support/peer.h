@@ -38,6 +38,8 @@ public:
     Msg Wait(uint64_t ms = 0, bool report = true);
     // SIGKILL the peer and reap it (no failure for its death).
     void Kill();
+    // Sends it a signal (SIGSTOP, say), on its host; false if not sent.
+    bool Signal(int sig);
     // Asks the peer to exit and reaps it; reports a peer that crashed or
     // failed. Called by the destructor if not before.
     void Stop();
@@ -51,8 +53,10 @@ public:
 
 private:
     int Reap(uint64_t ms);
+    std::string StartRemote(const IpAddress &address);
     Channel ch_;
-    pid_t pid_ = -1;
+    pid_t pid_ = -1;    // on the peer's host when remote_
+    bool remote_ = false;
 };
 
 // The peer side: runs commands from control_fd until told to exit or the
@@ -69,7 +73,11 @@ std::string SetPeerNamespace(const std::string &name, const std::vector<std::str
 // The address of a peer started for `ours`: `ours` itself, or in namespace
 // mode the peer's address of that family. Cases connect to the peer there.
 IpAddress PeerIp(const IpAddress &ours);
-// True when peers run in another network namespace (--peer-netns).
+// Peers are started by the peer server at `host_port` on another machine
+// (remote_peer.h) and use these addresses there. "" or why not.
+std::string SetRemotePeers(const std::string &host_port, const std::vector<std::string> &addresses);
+// True when peers run in another network namespace (--peer-netns) or on
+// another machine (--peer-host).
 bool PeerElsewhere();
 
 }  // namespace ndc
