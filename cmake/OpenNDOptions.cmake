@@ -7,7 +7,10 @@ add_library(opennd_warnings INTERFACE)
 target_compile_options(opennd_warnings INTERFACE -Wall -Wextra $<$<BOOL:${OPENND_WERROR}>:-Werror>)
 
 if(OPENND_SANITIZE)
-  add_compile_options(-fsanitize=${OPENND_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  # libstdc++'s bounds checks too: an index past a deque or vector (which
+  # ASan sees only when it leaves the allocation) aborts at once.
+  add_compile_options(-fsanitize=${OPENND_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all
+                      -D_GLIBCXX_ASSERTIONS)
   add_link_options(-fsanitize=${OPENND_SANITIZE})
 endif()
 
