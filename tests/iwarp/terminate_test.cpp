@@ -102,7 +102,7 @@ TEST(Terminate, ParsingIsLenientAboutOptionalParts) {
     ASSERT_TRUE(ParseTerminate(Bytes{0x11, 0x00, 0xc0, 0x00, 0x00, 0x10, 0xc1}, &m));
     EXPECT_TRUE(m.d);
     EXPECT_FALSE(m.has_ddp_header);
-    // siw sets R for a protection error on a Send with only the Send header attached.
+    // R set for a protection error on a Send with only the Send header attached.
     Bytes siw = {0x01, 0x02, 0xe0, 0x00, 0x00, 0x16};
     Bytes send;
     EncodeUntagged(&send, Opcode::Send, true, 0, 9, 0, 0, Pattern(4), false);
@@ -112,6 +112,42 @@ TEST(Terminate, ParsingIsLenientAboutOptionalParts) {
     EXPECT_FALSE(m.has_rdmap_header);
     EXPECT_EQ(m.terminated.opcode, Opcode::Send);
     EXPECT_EQ(m.terminated.msn, 9u);
+}
+
+// Linux siw on x86 writes its control word with little-endian bit-fields:
+// Layer and EType swapped within the first byte, M, D and R in the low bits
+// of the third. Seen from siw 6.1 across providers: "layer 2, etype 1,
+// code 2" for a Send that found no receive (DDP, untagged, no buffer), and
+// "layer 1, etype 0" for a Read of an unknown STag (RDMAP, protection).
+TEST(Terminate, SiwsBitFieldLayoutIsReadAsItMeansIt) {
+    Bytes send;
+    EncodeUntagged(&send, Opcode::Send, true, 0, 9, 0, 0, Pattern(4), false);
+    // DDP (1), untagged (2), no buffer (2); M and D (0x01, 0x02) with the header.
+    Bytes no_buffer = {0x21, 0x02, 0x03, 0x00, 0x00, 0x16};
+    no_buffer.insert(no_buffer.end(), send.begin() + 2, send.begin() + 20);
+    TerminateMessage m;
+    ASSERT_TRUE(ParseTerminate(no_buffer, &m));
+    EXPECT_TRUE(m.bit_fields);
+    EXPECT_EQ(m.code, (TerminateCode{Layer::Ddp, etype::kDdpUntagged, ecode::kDdpUNoBuffer}));
+    EXPECT_TRUE(m.m && m.d && !m.r);
+    ASSERT_TRUE(m.has_ddp_header);
+    EXPECT_FALSE(m.terminated.tagged);
+    EXPECT_EQ(m.terminated.qn, kQueueSend);
+    EXPECT_EQ(m.terminated.msn, 9u);
+    // No flag set: a pair RFC 5040 does not define ("LLP, 1"), whose swap it does.
+    ASSERT_TRUE(ParseTerminate(Bytes{0x21, 0x02, 0x00, 0x00}, &m));
+    EXPECT_TRUE(m.bit_fields);
+    EXPECT_EQ(m.code.layer, Layer::Ddp);
+    EXPECT_EQ(m.code.etype, etype::kDdpUntagged);
+    // An RFC layout stays as it is, flags or not, defined pairs or not.
+    ASSERT_TRUE(ParseTerminate(Bytes{0x12, 0x02, 0xc0, 0x00}, &m));
+    EXPECT_FALSE(m.bit_fields);
+    EXPECT_EQ(m.code, (TerminateCode{Layer::Ddp, etype::kDdpUntagged, ecode::kDdpUNoBuffer}));
+    EXPECT_TRUE(m.m && m.d);
+    ASSERT_TRUE(ParseTerminate(Bytes{0x10, 0x00, 0x00, 0x00}, &m));
+    EXPECT_FALSE(m.bit_fields) << "DDP, local catastrophic is defined: taken as the RFC has it";
+    ASSERT_TRUE(ParseTerminate(Bytes{0x33, 0x00, 0x00, 0x00}, &m));
+    EXPECT_FALSE(m.bit_fields) << "undefined either way: as received";
 }
 
 }  // namespace

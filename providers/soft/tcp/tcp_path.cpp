@@ -244,8 +244,9 @@ void TcpPath::CompleteLocked() {
         logged_end_ = true;
         const iwarp::Fault &f = engine_.local_fault();
         if (const auto &t = engine_.remote_terminate())
-            OPENND_LOG(Debug, "ndsoft: iWARP stream ended by the peer's Terminate (layer %d, type %d, code 0x%02x)",
-                              static_cast<int>(t->code.layer), t->code.etype, t->code.ecode);
+            OPENND_LOG(Debug, "ndsoft: iWARP stream ended by the peer's Terminate (layer %d, type %d, code 0x%02x%s)",
+                              static_cast<int>(t->code.layer), t->code.etype, t->code.ecode,
+                              t->bit_fields ? ", laid out as siw does" : "");
         else if (f.errc == iwarp::Errc::FpduCrc && f.header_length != 0) {
             char hex[2 * sizeof f.header + 1] = {};
             for (size_t i = 0; i < f.header_length; ++i) std::snprintf(hex + 2 * i, 3, "%02x", f.header[i]);

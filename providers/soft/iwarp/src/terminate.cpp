@@ -31,15 +31,32 @@ void EncodeTerminate(std::vector<uint8_t> *out, const Fault &f, uint32_t msn, bo
     FinishFpdu(out, start, crc);
 }
 
+namespace {
+
+// The Layer and EType pairs RFC 5040 7.2 defines (RDMAP and DDP: local
+// catastrophic, then their two kinds; the LLP: its one).
+bool Defined(unsigned layer, unsigned etype) { return layer <= 1 ? etype <= 2 : layer == 2 && etype == 0; }
+
+}  // namespace
+
 bool ParseTerminate(std::span<const uint8_t> p, TerminateMessage *m) {
     *m = TerminateMessage{};
     if (p.size() < sizeof(TerminateControl)) return false;
-    m->code.layer = static_cast<Layer>(p[0] >> 4);
-    m->code.etype = p[0] & 0x0f;
+    // Linux siw on a little-endian host lays its control word out with
+    // bit-fields: the Layer in the low nibble of the first byte and the
+    // EType in the high one, and M, D and R in the low bits of the third
+    // byte, where RFC 5040 has its reserved bits (it puts them high). Its
+    // flags give it away; with no flag set, a pair RFC 5040 does not define
+    // whose swap it does (siw's "DDP, untagged" read as "LLP, 1") is siw's.
+    const unsigned high = p[0] >> 4, low = p[0] & 0x0f;
+    const bool siw_flags = (p[2] & 0x07) != 0 && (p[2] & (kTermHdrctM | kTermHdrctD | kTermHdrctR)) == 0;
+    m->bit_fields = siw_flags || (p[2] == 0 && !Defined(high, low) && Defined(low, high));
+    m->code.layer = static_cast<Layer>(m->bit_fields ? low : high);
+    m->code.etype = static_cast<uint8_t>(m->bit_fields ? high : low);
     m->code.ecode = p[1];
-    m->m = p[2] & kTermHdrctM;
-    m->d = p[2] & kTermHdrctD;
-    m->r = p[2] & kTermHdrctR;
+    m->m = m->bit_fields ? (p[2] & 0x01) : (p[2] & kTermHdrctM);
+    m->d = m->bit_fields ? (p[2] & 0x02) : (p[2] & kTermHdrctD);
+    m->r = m->bit_fields ? (p[2] & 0x04) : (p[2] & kTermHdrctR);
     auto rest = p.subspan(sizeof(TerminateControl));
     if (!m->d || rest.size() < kTermSegmentLengthSize + sizeof(TaggedHeader)) return true;
     m->segment_length = LoadBe16(rest.data());

@@ -23,6 +23,7 @@ void EncodeTerminate(std::vector<uint8_t> *out, const Fault &fault, uint32_t msn
 struct TerminateMessage {
     TerminateCode code{};
     bool m = false, d = false, r = false;  // flags as received
+    bool bit_fields = false;               // laid out as Linux siw does on x86 (ParseTerminate)
     uint16_t segment_length = 0;           // valid if m and the field is present
     bool has_ddp_header = false;
     bool has_rdmap_header = false;
