@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,6 +146,11 @@ struct StreamPlan {
     Region *local = nullptr;
     BufferAd peer{};
     uint32_t cq_mod = 1;  // client: a completion for every cq_mod-th request
+    // Server of send_bw: called right after the last data receive of
+    // connection `first` is posted, on the thread that posted it (the next
+    // control message's receive goes in behind it: ServePerf).
+    const Endpoint *first = nullptr;
+    std::function<void()> after_last_receive{};
 };
 size_t StreamSlots(Test t, uint32_t size, uint32_t window, uint32_t working_set);
 // Client: warm-up, then `iters` operations per connection, `threads` threads.

@@ -38,18 +38,25 @@ std::vector<Endpoint *> Pointers(const std::vector<std::unique_ptr<Endpoint>> &e
     return out;
 }
 
-// The server's part of one latency test on connection 0.
-void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &peer, size_t slot) {
+// The server's part of one latency test on connection 0. send_lat: `posted`
+// receives went in before the answer; `last_posted` runs right after the
+// last of the test's receives is posted.
+void ServeLatency(Endpoint &ep, Region &data, const Control &c, const BufferAd &peer, size_t slot, uint32_t posted,
+                  const std::function<void()> &last_posted) {
+    auto post = [&] {
+        PostRecv(ep, data, 0, c.size);
+        if (++posted == c.iters) last_posted();
+    };
     switch (static_cast<Test>(c.test)) {
     case Test::SendLat:
         for (uint32_t i = 0; i < c.iters; ++i) {
             ep.NextOf(Nd2RequestTypeReceive, c.blocking);
             if (c.order & kOrderRecvFirst) {  // perftest's order: the next message's receive, then the answer
-                if (i + 1 < c.iters) PostRecv(ep, data, 0, c.size);
+                if (i + 1 < c.iters) post();
                 PostSend(ep, data, 0, c.size, ND_OP_FLAG_SILENT_SUCCESS);
             } else {  // the answer first; the receive for message i + 2 (two stay posted ahead)
                 PostSend(ep, data, 0, c.size, ND_OP_FLAG_SILENT_SUCCESS);
-                if (i + 2 < c.iters) PostRecv(ep, data, 0, c.size);
+                if (i + 2 < c.iters) post();
             }
         }
         break;
@@ -114,20 +121,34 @@ int ServePerf(std::shared_ptr<Adapter> adapter, Listener &listener, IND2Connecto
         ep.Register(data, plan.slot * plan.slots);
         // Receives for the data phase go in before the answer.
         std::vector<uint32_t> posted;
+        uint32_t ahead = 0;
         // send_lat: the first message's, and the second's unless the client
         // posts each before answering (ServeLatency).
-        if (t == Test::SendLat) PostRecv(ep, data, 0, c.size);
-        if (t == Test::SendLat && !(c.order & kOrderRecvFirst) && c.iters > 1) PostRecv(ep, data, 0, c.size);
+        if (t == Test::SendLat) ahead = !(c.order & kOrderRecvFirst) && c.iters > 1 ? 2 : 1;
+        for (uint32_t k = 0; k < ahead; ++k) PostRecv(ep, data, 0, c.size);
         if (!IsLatency(t)) PrimeStreamServer(active, plan, &posted);
+        // The next control message's receive goes in behind this test's last
+        // data receive, not after the test: the client sends that message as
+        // soon as the test is over, and iWARP has no RNR to wait for a late
+        // receive (siw Terminates the connection).
+        bool ctrl_posted = false;
+        auto post_ctrl = [&] {
+            PostRecv(ep, ctrl, 0, kCtrlBytes);
+            ctrl_posted = true;
+        };
+        const uint32_t before = t == Test::SendLat ? ahead : t == Test::SendBw ? posted[0] : c.iters;
+        if (before >= c.iters) post_ctrl();
+        plan.first = &ep;
+        plan.after_last_receive = post_ctrl;
         BufferAd mine{reinterpret_cast<uint64_t>(data.data()), data.remote_token(), 0};
         std::memcpy(ctrl.data() + kCtrlBytes, &mine, sizeof mine);
         PostSend(ep, ctrl, kCtrlBytes, sizeof mine);
         ep.NextOf(Nd2RequestTypeSend, false);
         if (IsLatency(t))
-            ServeLatency(ep, data, c, peer, plan.slot);
+            ServeLatency(ep, data, c, peer, plan.slot, ahead, post_ctrl);
         else
             RunStreamServer(active, c.threads, plan, &posted);
-        PostRecv(ep, ctrl, 0, kCtrlBytes);
+        if (!ctrl_posted) post_ctrl();
     }
     for (auto &e : eps) e->Disconnect();
     return 0;

@@ -84,7 +84,7 @@ void Consume(const std::vector<Endpoint *> &mine, const StreamPlan &p, std::vect
                 if (r.RequestType != Nd2RequestTypeReceive) continue;
                 if (*posted[i] < p.iters) {
                     PostRecv(*mine[i], *p.local, (*posted[i] % p.slots) * p.slot, p.size);
-                    ++*posted[i];
+                    if (++*posted[i] == p.iters && mine[i] == p.first && p.after_last_receive) p.after_last_receive();
                 }
                 if (++done[i] == p.iters) ++finished;
             }
