@@ -213,6 +213,10 @@ std::string Device::Notes() const {
          "\n";
     n += caps_.windows ? "memory windows: the device's type 2 windows\n"
                        : "memory windows: a registration per binding (OPENND_VERBS_WINDOWS=1: the device's type 2)\n";
+    // Linux siw checks no right on the memory a Read Response comes from
+    // (docs/verbs.md, "ND to ND across providers").
+    if (std::string_view(ibv_get_device_name(ctx_->device)).substr(0, 3) == "siw")
+        n += "caution: siw serves a peer's Read of any region whose token it has, remote read right or not\n";
     return n;
 }
 

@@ -62,7 +62,7 @@ for dev in $devices; do
     -c "$setup
 echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad; ip -6 addr add fd77:15::15/64 dev eth0
 i=0; while ! $build/bin/ndinfo 2>/dev/null | grep -q 'Adapter 0x[0-9a-f]*: 10.0.2.15 fd77:15::15' && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done
-$build/bin/ndinfo > /tmp/ndinfo.txt 2>&1; grep -A4 '^Provider ndverbs' /tmp/ndinfo.txt; grep 'note: ' /tmp/ndinfo.txt | head -4
+$build/bin/ndinfo > /tmp/ndinfo.txt 2>&1; grep -A4 '^Provider ndverbs' /tmp/ndinfo.txt; grep 'note: ' /tmp/ndinfo.txt | head -5
 for want in 'Adapter 0x[0-9a-f]*: 10.0.2.15 fd77:15::15' 'note: device: ${dev}0' 'note: transport: ' 'note: fork safety: '; do
   grep -q \"\$want\" /tmp/ndinfo.txt || { echo \"ndinfo does not say: \$want\"; exit 1; }
 done
