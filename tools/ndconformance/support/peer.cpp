@@ -52,16 +52,28 @@ IpAddress PeerIp(const IpAddress &ours) {
 
 Peer::~Peer() { Stop(); }
 
+pid_t SpawnPeer(std::vector<std::string> args, int control_fd, int netns_fd, bool isolated) {
+    args.push_back("--control-fd");
+    args.push_back(std::to_string(control_fd));
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        // Only async-signal-safe calls between fork and exec.
+        if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);  // "as if on another host"
+        if (isolated && unshare(CLONE_NEWUSER) != 0) _exit(125);
+        fcntl(control_fd, F_SETFD, 0);
+        execv("/proc/self/exe", argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
 std::string Peer::Start(const IpAddress &address) {
     if (PeerHostSet()) return StartRemote(address);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair failed";
-    std::vector<std::string> args = g_peer_args;
-    args.push_back("--control-fd");
-    args.push_back(std::to_string(sv[1]));
-    std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     int ns = -1;
     if (!g_netns.empty()) {
         ns = open(("/var/run/netns/" + g_netns).c_str(), O_RDONLY | O_CLOEXEC);
@@ -71,20 +83,12 @@ std::string Peer::Start(const IpAddress &address) {
             return "cannot open network namespace " + g_netns;
         }
     }
-    pid_t pid = fork();
+    const pid_t pid = SpawnPeer(g_peer_args, sv[1], ns, isolated);
     if (pid < 0) {
         close(sv[0]);
         close(sv[1]);
         if (ns >= 0) close(ns);
         return "fork failed";
-    }
-    if (pid == 0) {
-        // Only async-signal-safe calls between fork and exec.
-        if (ns >= 0 && setns(ns, CLONE_NEWNET) != 0) _exit(126);  // "as if on another host"
-        if (isolated && unshare(CLONE_NEWUSER) != 0) _exit(125);
-        fcntl(sv[1], F_SETFD, 0);
-        execv("/proc/self/exe", argv.data());
-        _exit(127);
     }
     close(sv[1]);
     if (ns >= 0) close(ns);

@@ -59,6 +59,11 @@ private:
     bool remote_ = false;
 };
 
+// Starts this binary as a peer (`args`, then --control-fd control_fd), in
+// network namespace `netns_fd` if >= 0, in a user namespace of its own if
+// `isolated`. The child's pid, or -1 if fork failed.
+pid_t SpawnPeer(std::vector<std::string> args, int control_fd, int netns_fd, bool isolated);
+
 // The peer side: runs commands from control_fd until told to exit or the
 // channel closes. Returns the process exit code.
 int RunPeer(int control_fd);

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -16,6 +15,7 @@
 #include <set>
 
 #include "opennd/ip_address.h"
+#include "support/peer.h"
 
 namespace ndc {
 
@@ -42,29 +42,11 @@ bool WriteAll(int fd, const std::string &s) {
     return send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
 }
 
-// A peer for connection `fd`: this binary again, in peer mode, with the
-// connection as its control channel.
-pid_t StartPeer(int fd, const std::vector<std::string> &peer_args, bool isolated) {
-    std::vector<std::string> args = peer_args;
-    args.insert(args.end(), {"--control-fd", std::to_string(fd)});
-    std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (isolated && unshare(CLONE_NEWUSER) != 0) _exit(125);  // as Peer::isolated on one host
-        fcntl(fd, F_SETFD, 0);
-        execv("/proc/self/exe", argv.data());
-        _exit(127);
-    }
-    return pid;
-}
-
 void Serve(int fd, const std::vector<std::string> &peer_args, std::set<pid_t> *peers) {
     std::string line;
     if (!ReadLine(fd, &line, 5000)) return;
     if (line == "peer" || line == "peer isolated") {
-        const pid_t pid = StartPeer(fd, peer_args, line != "peer");
+        const pid_t pid = SpawnPeer(peer_args, fd, -1, line != "peer");  // the connection is its channel
         if (pid > 0) peers->insert(pid);
         WriteAll(fd, pid > 0 ? "pid " + std::to_string(pid) + "\n" : "err\n");
         return;
@@ -121,8 +103,20 @@ std::string SetPeerHost(const std::string &host_port) {
 bool PeerHostSet() { return g_host.family() != 0; }
 
 int AskPeerHost(const std::string &request, std::string *answer, std::string *why) {
-    const int fd = socket(g_host.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, g_host.sa(), g_host.length()) != 0) {
+    // Connected within 10 s (a silent host would hold a blocking connect
+    // for minutes), then blocking again for the peer's channel.
+    const int fd = socket(g_host.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    bool up = fd >= 0 && (connect(fd, g_host.sa(), g_host.length()) == 0 || errno == EINPROGRESS);
+    if (up) {
+        pollfd p{fd, POLLOUT, 0};
+        int err = 0;
+        socklen_t len = sizeof err;
+        up = poll(&p, 1, 10000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0 &&
+             fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0;
+        if (!up && err) errno = err;
+        if (!up && !err) errno = ETIMEDOUT;
+    }
+    if (!up) {
         *why = "cannot reach the peer server at " + opennd::net::ToString(g_host.sa(), true) + ": " +
                std::strerror(errno);
         if (fd >= 0) close(fd);
