@@ -40,6 +40,7 @@ for pair in "10.79.0.1 10.79.0.2" "fd79::1 fd79::2"; do
     local_ip=$1
     ip=$2
     rm -rf "$tmp/out" && mkdir "$tmp/out"
+    : > "$tmp/server.log"  # there before the loop below reads it (the shell below may open it later)
     ip netns exec "$b" "$smbd" server -a "$ip" -p 0 -d "$tmp/out" > "$tmp/server.log" 2>&1 &
     server=$!
     port=
