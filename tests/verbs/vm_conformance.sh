@@ -8,18 +8,19 @@
 #
 # usage: tests/verbs/vm_conformance.sh [BUILD_DIR] [--device rxe|siw|both]
 #                                      [--filter PATTERN] [--timeout SEC]
-#                                      [--env NAME=VALUE]...
+#                                      [--env NAME=VALUE]... [--with-known]
 # Without --filter, rxe runs the whole suite and siw the groups in
 # $siw_groups (its connection, disconnect, queue pair, window and remote
 # access groups still fail on iWARP's semantics: docs/verbs.md).
 # The build tree is shared into the VM at its own path, so its binaries,
 # libraries and provider catalog work there unchanged. --env sets a
 # variable for the suite in the VM (an OPENND_VERBS_* parameter, say).
+# --with-known runs the device's known failures too (to see one fixed).
 # environment: RDMA_VM_RUN (run-vm.sh). Exit status: 0 no case failed,
 # 1 a case failed or a VM run failed, 77 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=build devices="rxe siw" filter="" timeout=20 envs=""
+build=build devices="rxe siw" filter="" timeout=20 envs="" with_known=0
 siw_groups="Discovery.*:Registration.*:Helper.*:Types.*:Overlapped.*:Limits.*:MemoryRegion.*:CompletionQueue.*:SharedReceiveQueue.*"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --filter) filter=$2; shift 2;;
     --timeout) timeout=$2; shift 2;;
     --env) case $2 in [A-Za-z_]*=*) envs="$envs $(printf %q "$2")";; *) echo "vm_conformance: --env NAME=VALUE" >&2; exit 2;; esac; shift 2;;
+    --with-known) with_known=1; shift;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
     -*) echo "vm_conformance: unknown option $1" >&2; exit 2;;
     *) build=$1; shift;;
@@ -49,7 +51,8 @@ rc=0
 for dev in $devices; do
   # Cases a device is known to fail (tests/verbs/known_failures, each with
   # its reason): left out here, listed in the log, and docs/verbs.md says why.
-  known=$(awk -v d="$dev" '$1 == d && $0 !~ /^#/ {printf "%s%s", sep, $2; sep=":"}' "$root/tests/verbs/known_failures")
+  known=""
+  [ $with_known = 1 ] || known=$(awk -v d="$dev" '$1 == d && $0 !~ /^#/ {printf "%s%s", sep, $2; sep=":"}' "$root/tests/verbs/known_failures")
   pattern=${filter:-*}
   [ -z "$filter" ] && [ "$dev" = siw ] && pattern=$siw_groups
   [ -n "$known" ] && pattern="$pattern-$known"
