@@ -50,6 +50,7 @@ public:
     bool TryHold() override { return kit::Connector::TryHold(); }
     void Unhold() override { kit::Connector::Unhold(); }
     void OnCmEvent(rdma_cm_id *id, const rdma_cm_event &e, const std::vector<uint8_t> &data) override;
+    void OnLinkLost() override;
 
 private:
     bool OwnsQueuePair(IUnknown *qp) override;

@@ -61,6 +61,16 @@ void Connector::OnCmEvent(rdma_cm_id *id, const rdma_cm_event &e, const std::vec
     }
 }
 
+// The port stayed down: as if the peer had left. A connection is over
+// (NotifyDisconnect completes, what is posted completes ND_CANCELED), a
+// Connect or Accept under way fails as an unreachable peer's does.
+void Connector::OnLinkLost() {
+    std::lock_guard<std::mutex> guard(lock());
+    if (!id_) return;
+    OPENND_LOG(Debug, "ndverbs: connector: the link stayed down in state %d", static_cast<int>(state_));
+    PeerLeftLocked(ND_IO_TIMEOUT);
+}
+
 void Connector::OnFinalRelease() {
     {
         std::lock_guard<std::mutex> guard(lock());

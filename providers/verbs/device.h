@@ -32,6 +32,9 @@ public:
     virtual void Unhold() = 0;
     // An event for one of its ids, copied and acknowledged already.
     virtual void OnCmEvent(rdma_cm_id *id, const rdma_cm_event &event, const std::vector<uint8_t> &private_data) = 0;
+    // The device's port stayed down (Device::OnPortEvent): a connection
+    // on it is over, as neither rdma_cm nor (on iWARP) the device ends it.
+    virtual void OnLinkLost() {}
 
 protected:
     ~CmEndpoint() = default;
@@ -106,6 +109,12 @@ private:
     void ReadCm();
     void ReadCompletions();
     void ReadAsync();
+    // IBV_EVENT_PORT_ERR / PORT_ACTIVE of our port. A port still down
+    // OPENND_VERBS_LINK_DOWN_MS later ends every connection (OnLinkLost):
+    // rxe fails requests posted while it is down but tells no connector,
+    // and siw leaves them to TCP's retransmissions (docs/verbs.md, point 8).
+    void OnPortEvent(bool up);
+    bool PortActive() const;
     void RunDeferred();
     template <class T>
     T *HoldFound(std::unordered_map<const void *, T *> &map, const void *key);
@@ -125,6 +134,7 @@ private:
     std::unordered_map<uint32_t, int> keys_;
     std::vector<std::function<void()>> deferred_;
     std::vector<std::pair<uint64_t, std::function<void()>>> timers_;  // (NowMs due, fn)
+    uint64_t port_downs_ = 0;  // PORT_ERR events so far (progress thread only): a timer names its own
 };
 
 // Every device rdma_cm knows, with the node GUID that names its adapter.

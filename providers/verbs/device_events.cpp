@@ -8,6 +8,7 @@
 #include "device.h"
 #include "opennd/kit/clock.h"
 #include "opennd/log.h"
+#include "opennd/params.h"
 
 namespace opennd::verbs {
 
@@ -133,6 +134,33 @@ void Device::ReadCompletions() {
     }
 }
 
+bool Device::PortActive() const {
+    ibv_port_attr attr{};
+    return ibv_query_port(ctx_, caps_.port, &attr) == 0 && attr.state == IBV_PORT_ACTIVE;
+}
+
+void Device::OnPortEvent(bool up) {
+    if (up) return;  // a timer still due finds the port active and does nothing
+    const uint64_t down = ++port_downs_;
+    After(static_cast<uint64_t>(std::max(0L, ParamLong("OPENND_VERBS_LINK_DOWN_MS", 3000))), [this, down] {
+        if (down != port_downs_ || PortActive()) return;
+        OPENND_LOG(Warn, "ndverbs: %s: port %u still down: its connections are over",
+                   ibv_get_device_name(ctx_->device), caps_.port);
+        std::vector<CmEndpoint *> held;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            for (const auto &entry : endpoints_) {
+                CmEndpoint *e = entry.second;  // a listener may own several ids
+                if (std::find(held.begin(), held.end(), e) == held.end() && e->TryHold()) held.push_back(e);
+            }
+        }
+        for (CmEndpoint *e : held) {
+            e->OnLinkLost();
+            e->Unhold();
+        }
+    });
+}
+
 void Device::ReadAsync() {
     ibv_async_event event;
     while (ibv_get_async_event(ctx_, &event) == 0) {
@@ -149,6 +177,12 @@ void Device::ReadAsync() {
         case IBV_EVENT_PATH_MIG:
         case IBV_EVENT_PATH_MIG_ERR:
         case IBV_EVENT_QP_LAST_WQE_REACHED: element = event.element.qp; break;
+        case IBV_EVENT_PORT_ERR:
+        case IBV_EVENT_PORT_ACTIVE:
+            OPENND_LOG(Info, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
+                       ibv_event_type_str(event.event_type));
+            if (event.element.port_num == caps_.port) OnPortEvent(event.event_type == IBV_EVENT_PORT_ACTIVE);
+            break;
         default:
             OPENND_LOG(Info, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
                        ibv_event_type_str(event.event_type));

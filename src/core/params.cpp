@@ -65,6 +65,9 @@ const Param kParams[] = {
     {"OPENND_VERBS_CONNECT_MS", "5000", "ndverbs",
      "How long a Connect waits for the peer's answer before it completes ND_IO_TIMEOUT (rdma_cm's own "
      "retries to a silent address take minutes)."},
+    {"OPENND_VERBS_LINK_DOWN_MS", "3000", "ndverbs",
+     "How long a port may stay down (IBV_EVENT_PORT_ERR) before every connection on it is over: its "
+     "NotifyDisconnect completes and what is posted completes ND_CANCELED. A link back up sooner keeps them."},
     {"OPENND_SOFT_MAX_QUEUED", "", "ndsoft",
      "Lowers the bound on connection requests a listener holds. Unset: a quarter of the descriptor limit, "
      "256 to 4096."},
