@@ -9,6 +9,7 @@
 # usage: tests/verbs/vm_conformance.sh [BUILD_DIR] [--device rxe|siw|both]
 #                                      [--filter PATTERN] [--timeout SEC]
 #                                      [--env NAME=VALUE]... [--with-known]
+#                                      [--fault-link]
 # Without --filter, rxe runs the whole suite and siw the groups in
 # $siw_groups (its connection, disconnect, queue pair, window and remote
 # access groups still fail on iWARP's semantics: docs/verbs.md).
@@ -16,11 +17,13 @@
 # libraries and provider catalog work there unchanged. --env sets a
 # variable for the suite in the VM (an OPENND_VERBS_* parameter, say).
 # --with-known runs the device's known failures too (to see one fixed).
+# --fault-link lets the fault cases take the VM's eth0 down and up again
+# (Disconnect.LinkDownUnderAConnection; without it they skip).
 # environment: RDMA_VM_RUN (run-vm.sh). Exit status: 0 no case failed,
 # 1 a case failed or a VM run failed, 77 cannot run here.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=build devices="rxe siw" filter="" timeout=20 envs="" with_known=0
+build=build devices="rxe siw" filter="" timeout=20 envs="" with_known=0 fault=""
 siw_groups="Discovery.*:Registration.*:Helper.*:Types.*:Overlapped.*:Limits.*:MemoryRegion.*:CompletionQueue.*:SharedReceiveQueue.*"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2;;
     --env) case $2 in [A-Za-z_]*=*) envs="$envs $(printf %q "$2")";; *) echo "vm_conformance: --env NAME=VALUE" >&2; exit 2;; esac; shift 2;;
     --with-known) with_known=1; shift;;
+    --fault-link) fault=" --fault-link eth0"; shift;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
     -*) echo "vm_conformance: unknown option $1" >&2; exit 2;;
     *) build=$1; shift;;
@@ -57,13 +61,13 @@ for dev in $devices; do
   [ -z "$filter" ] && [ "$dev" = siw ] && pattern=$siw_groups
   [ -n "$known" ] && pattern="$pattern-$known"
   [ -n "$known" ] && echo "known failures on ${dev}, not run: ${known//:/ }"
-  args="--provider ndverbs --address 10.0.2.15 --address fd77:15::15 --timeout $timeout --case-timeout 120 --filter '$pattern'"
+  args="--provider ndverbs --address 10.0.2.15 --address fd77:15::15 --timeout $timeout$fault --case-timeout 120 --filter '$pattern'"
   log=$(mktemp)
   echo "== ndconformance on ${dev}0 (ndverbs) =="
   # ndinfo first: the adapter on the device's address, with its notes.
   timeout 3000 "$vm" --timeout 2900 --links "${dev}0:eth0" --share "$build" --add "$build/bin/ndconformance" \
     -c "$setup
-echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad; ip -6 addr add fd77:15::15/64 dev eth0
+echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad; echo 1 > /proc/sys/net/ipv6/conf/eth0/keep_addr_on_down; ip -6 addr add fd77:15::15/64 dev eth0
 i=0; while ! $build/bin/ndinfo 2>/dev/null | grep -q 'Adapter 0x[0-9a-f]*: 10.0.2.15 fd77:15::15' && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done
 $build/bin/ndinfo > /tmp/ndinfo.txt 2>&1; grep -A4 '^Provider ndverbs' /tmp/ndinfo.txt; grep 'note: ' /tmp/ndinfo.txt | head -5
 for want in 'Adapter 0x[0-9a-f]*: 10.0.2.15 fd77:15::15' 'note: device: ${dev}0' 'note: transport: ' 'note: fork safety: '; do

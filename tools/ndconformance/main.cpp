@@ -47,6 +47,9 @@ void PrintHelp() {
         "  --serve-peers PORT  be the peer server for --peer-host on this machine: one\n"
         "                      peer process per connection, until killed (test networks\n"
         "                      only: whoever reaches PORT can start peers)\n"
+        "  --fault-link IFACE  the fault cases may take this interface down and bring it\n"
+        "                      back up (needs root; a throw-away machine or VM: every\n"
+        "                      connection over it breaks). Without it they are skipped\n"
         "\n"
         "What to run and report:\n"
         "  --filter PATTERN    GoogleTest filter over case names (Group.Case[/param]),\n"
@@ -111,7 +114,7 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
             o->peer = true;
         } else if (name == "--provider" || name == "--library" || name == "--guid" || name == "--address" ||
                    name == "--peer-netns" || name == "--peer-address" || name == "--peer-host" ||
-                   name == "--serve-peers" ||
+                   name == "--serve-peers" || name == "--fault-link" ||
                    name == "--filter" || name == "--junit" || name == "--timeout" || name == "--case-timeout" ||
                    name == "--progress-fd" || name == "--control-fd") {
             if (!value(&v) || v.empty()) return name + " needs a value";
@@ -124,6 +127,7 @@ std::string ParseOptions(int argc, char **argv, Options *o) {
             if (name == "--serve-peers" && (!ParseUnsigned(v.c_str(), &o->serve_peers) || o->serve_peers > 65535))
                 return "bad --serve-peers: " + v;
             if (name == "--peer-address") o->peer_addresses.push_back(v);
+            if (name == "--fault-link") o->fault_link = v;
             if (name == "--filter") o->filter = v;
             if (name == "--junit") o->junit = v;
             if (name == "--timeout" && !ParseUnsigned(v.c_str(), &o->timeout_s)) return "bad --timeout: " + v;
@@ -157,6 +161,7 @@ std::vector<std::string> ProviderArguments(const Options &o) {
     if (!o.peer_netns.empty()) args.insert(args.end(), {"--peer-netns", o.peer_netns});
     if (!o.peer_host.empty()) args.insert(args.end(), {"--peer-host", o.peer_host});
     for (const auto &a : o.peer_addresses) args.insert(args.end(), {"--peer-address", a});
+    if (!o.fault_link.empty()) args.insert(args.end(), {"--fault-link", o.fault_link});
     args.insert(args.end(), {"--timeout", std::to_string(o.timeout_s)});
     return args;
 }

@@ -22,6 +22,7 @@ struct Options {
     std::string peer_host;  // or on another machine: its peer server (remote_peer.h)
     std::vector<std::string> peer_addresses;
     unsigned serve_peers = 0;  // this process is a peer server on this port
+    std::string fault_link;    // a network interface the fault cases may take down (and bring back)
     // run
     std::string filter;
     std::string junit;

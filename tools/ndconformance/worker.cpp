@@ -147,6 +147,8 @@ int RunWorker(const Options &given, int argc, char **argv) {
     peer.peer_netns.clear();
     peer.peer_host.clear();
     peer.peer_addresses.clear();
+    peer.fault_link.clear();
+    ndc::SetFaultLink(o.fault_link);
     std::vector<std::string> peer_args{"ndconformance", "--peer"};
     for (auto &a : ProviderArguments(peer)) peer_args.push_back(a);
     ndc::SetPeerArguments(peer_args);

@@ -3,6 +3,8 @@
 // killed with SIGKILL in the middle of a transfer. Run once per address.
 #include <signal.h>
 
+#include <map>
+
 #include "suite.h"
 
 namespace ndc {
@@ -215,6 +217,44 @@ TEST_P(Disconnect, PeerKilledMidTransfer) {
     EXPECT_ND(ND_SUCCESS, p.conn.qp->Flush());
     ND2_RESULT extra;
     EXPECT_TRUE(p.rcq.Quiet(&extra)) << "a request was still outstanding: " << Describe(extra);
+}
+
+// The link under a connection goes down and stays down (--fault-link names
+// it; the case brings it back): nothing tells either side, yet
+// NotifyDisconnect fires, and every request accepted before or after the
+// link went completes exactly once, with an error status, within the bound.
+TEST_P(Disconnect, LinkDownUnderAConnection) {
+    if (FaultLink().empty()) GTEST_SKIP() << "needs --fault-link IFACE: a link the suite may take down";
+    Armed a;
+    std::string err = a.Setup(node, addr, Msg("serve").Set("recvs", 8).Set("recvsize", 4096));
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_ND(ND_SUCCESS, a.p.conn.PostSend(a.m, 32768, 64));  // the connection works
+    ASSERT_TRUE(NextIs(a.p.rcq, ND_SUCCESS, Nd2RequestTypeSend));
+    int sctx[4];
+    {
+        LinkDown down(FaultLink());
+        ASSERT_TRUE(down.ok()) << "ip link set " << FaultLink() << " down failed (root?)";
+        for (int k = 0; k < 4; ++k) ASSERT_ND(ND_SUCCESS, a.p.conn.PostSend(a.m, 32768, 64, 0, &sctx[k]));
+        EXPECT_ND_IN(Any(ND_SUCCESS, kConnectionDisconnected), a.NotifyResult())
+            << "NotifyDisconnect with the link down";
+        // Each of the four receives and four Sends, once, failed.
+        std::map<void *, int> seen;
+        std::string wrong;
+        for (int n = 0; n < 8; ++n) {
+            ND2_RESULT r;
+            if (!a.p.rcq.Next(&r)) break;
+            ++seen[r.RequestContext];
+            if (SUCCEEDED(r.Status)) wrong += Describe(r) + "; ";
+        }
+        for (int k = 0; k < 4; ++k) {
+            EXPECT_EQ(seen[&a.rctx[k]], 1) << "receive " << k;
+            EXPECT_EQ(seen[&sctx[k]], 1) << "Send " << k;
+        }
+        EXPECT_EQ(wrong, "") << "requests that succeeded with the link down";
+        EXPECT_ND(ND_SUCCESS, a.p.conn.qp->Flush());
+        ND2_RESULT extra;
+        EXPECT_TRUE(a.p.rcq.Quiet(&extra)) << "a request completed twice or late: " << Describe(extra);
+    }
 }
 
 // A peer that dies leaves nothing behind in the survivor: after the

@@ -57,6 +57,24 @@ private:
 
 void SleepMs(uint64_t ms);
 
+// The interface the fault cases may take down (--fault-link), "" if none.
+const std::string &FaultLink();
+void SetFaultLink(const std::string &iface);
+// Takes the interface down while it lives (`ip link set IFACE down`) and
+// brings it back up, waiting until it reports up again. ok(): it went down.
+class LinkDown {
+public:
+    explicit LinkDown(const std::string &iface);
+    ~LinkDown();
+    LinkDown(const LinkDown &) = delete;
+    LinkDown &operator=(const LinkDown &) = delete;
+    bool ok() const { return ok_; }
+
+private:
+    std::string iface_;
+    bool ok_ = false;
+};
+
 // A competing busy process while it lives: a child that spins on a core
 // (and dies by itself after a minute if we do), for the cases that lost
 // completions or clients only on a loaded machine.
