@@ -102,6 +102,8 @@ fi
 if [ "${OPENND_SKIP_INTEROP:-0}" != 1 ] && [ -x "$runvm" ]; then
   vm_stage "the verbs provider in a VM (ndconformance on rxe, and its passing groups on siw)" verbs \
     tests/verbs/vm_conformance.sh build
+  vm_stage "the link going down under ND connections on siw in a VM (Disconnect.LinkDownUnderAConnection)" \
+    verbs-faults tests/verbs/vm_conformance.sh build --device siw --fault-link --filter '*LinkDown*'
   vm_stage "ND code against verbs code on one device in a VM (ndrping <-> rping, ndrping --bulk <-> verbs_bulk, ndksmbd over NDK; rxe, siw)" \
     verbs-interop tests/verbs/vm_interop.sh build
 else
