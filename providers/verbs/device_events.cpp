@@ -177,15 +177,12 @@ void Device::ReadAsync() {
         case IBV_EVENT_PATH_MIG:
         case IBV_EVENT_PATH_MIG_ERR:
         case IBV_EVENT_QP_LAST_WQE_REACHED: element = event.element.qp; break;
-        case IBV_EVENT_PORT_ERR:
-        case IBV_EVENT_PORT_ACTIVE:
-            OPENND_LOG(Info, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
-                       ibv_event_type_str(event.event_type));
-            if (event.element.port_num == caps_.port) OnPortEvent(event.event_type == IBV_EVENT_PORT_ACTIVE);
-            break;
         default:
             OPENND_LOG(Info, "ndverbs: %s: %s", ibv_get_device_name(ctx_->device),
                        ibv_event_type_str(event.event_type));
+            if ((event.event_type == IBV_EVENT_PORT_ERR || event.event_type == IBV_EVENT_PORT_ACTIVE) &&
+                event.element.port_num == caps_.port)
+                OnPortEvent(event.event_type == IBV_EVENT_PORT_ACTIVE);
             break;
         }
         DeviceObject *o = element ? HoldFound(objects_, element) : nullptr;

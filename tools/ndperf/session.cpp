@@ -24,11 +24,10 @@ uint32_t DefaultIters(Test t, uint32_t size) {
 }
 
 // Spins until the last byte of `r` (size `len`) equals `value`, with no
-// provider call: RDMA Write puts its last byte last.
-// The clock only once the wait is long (as Endpoint::Next): where the
-// kernel keeps time with a slow clock (HPET in an emulated VM: a system
-// call and an emulated device read), a read on every message was part of
-// every round trip.
+// provider call: RDMA Write puts its last byte last. The clock is read only
+// once the wait is long (as Endpoint::Next): where the kernel keeps time
+// with a slow clock (HPET in an emulated VM: a system call and an emulated
+// device read), a read on every message was part of every round trip.
 void SpinForByte(Region &r, size_t len, char value) {
     volatile char *last = r.data() + len - 1;
     uint64_t deadline = 0;

@@ -254,6 +254,7 @@ TEST_P(Disconnect, LinkDownUnderAConnection) {
         EXPECT_ND(ND_SUCCESS, a.p.conn.qp->Flush());
         ND2_RESULT extra;
         EXPECT_TRUE(a.p.rcq.Quiet(&extra)) << "a request completed twice or late: " << Describe(extra);
+        EXPECT_EQ(down.Up(), "");  // the cases after this one need the link
     }
 }
 

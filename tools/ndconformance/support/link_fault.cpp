@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <fstream>
 
 #include "support/util.h"
@@ -64,11 +63,14 @@ bool WaitUp(const std::string &iface) {
 const std::string &FaultLink() { return g_fault_link; }
 void SetFaultLink(const std::string &iface) { g_fault_link = iface; }
 
-LinkDown::LinkDown(const std::string &iface) : iface_(iface) { ok_ = RunIp(iface_, "down"); }
+LinkDown::LinkDown(const std::string &iface) : iface_(iface) { ok_ = down_ = RunIp(iface_, "down"); }
 
-LinkDown::~LinkDown() {
-    if (!RunIp(iface_, "up") || !WaitUp(iface_))
-        std::fprintf(stderr, "ndconformance: %s did not come back up\n", iface_.c_str());
+std::string LinkDown::Up() {
+    if (!down_) return "";
+    down_ = false;
+    if (!RunIp(iface_, "up")) return "ip link set " + iface_ + " up failed";
+    if (!WaitUp(iface_)) return iface_ + " or an RDMA port on it did not come back up";
+    return "";
 }
 
 }  // namespace ndc

@@ -60,19 +60,22 @@ void SleepMs(uint64_t ms);
 // The interface the fault cases may take down (--fault-link), "" if none.
 const std::string &FaultLink();
 void SetFaultLink(const std::string &iface);
-// Takes the interface down while it lives (`ip link set IFACE down`) and
-// brings it back up, waiting until it reports up again. ok(): it went down.
+// Takes the interface down (`ip link set IFACE down`) until Up(), or until
+// it is destroyed. ok(): it went down.
 class LinkDown {
 public:
     explicit LinkDown(const std::string &iface);
-    ~LinkDown();
+    ~LinkDown() { Up(); }
     LinkDown(const LinkDown &) = delete;
     LinkDown &operator=(const LinkDown &) = delete;
     bool ok() const { return ok_; }
+    // Brings it back up and waits, bounded, until it and the RDMA ports on
+    // it are up again: "" or what went wrong (once; later calls say "").
+    std::string Up();
 
 private:
     std::string iface_;
-    bool ok_ = false;
+    bool ok_ = false, down_ = false;
 };
 
 // A competing busy process while it lives: a child that spins on a core
