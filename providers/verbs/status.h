@@ -49,6 +49,21 @@ inline HRESULT CompletionStatus(ibv_wc_status s, ND2_REQUEST_TYPE type) {
     return hr == ND_SUCCESS || hr == ND_CANCELED ? hr : ND_INTERNAL_ERROR;
 }
 
+// A failed request whose status names no cause the application can act
+// on, told by its memory (`key_gone()`: the request's first key is not,
+// or no longer, a live registration of this provider; asked only then). rxe reports
+// LOC_QP_OP_ERR for memory deregistered under a request, for a message
+// longer than the receive and for a link gone down; siw GENERAL_ERR for a
+// receive whose memory is not registered (siw_proc_send's failed SGE
+// check, then siw_rdmap_complete).
+template <class KeyGone>
+HRESULT LocalFailure(ibv_wc_status s, ND2_REQUEST_TYPE type, KeyGone &&key_gone) {
+    if (s != IBV_WC_LOC_QP_OP_ERR && s != IBV_WC_GENERAL_ERR) return CompletionStatus(s, type);
+    if (key_gone()) return CompletionStatus(IBV_WC_LOC_PROT_ERR, type);
+    if (s == IBV_WC_GENERAL_ERR) return ND_INTERNAL_ERROR;
+    return type == Nd2RequestTypeReceive ? ND_DATA_OVERRUN : ND_INTERNAL_ERROR;
+}
+
 // How a failed Connect ends, from rdma_cm's event and its status (§3.3).
 inline HRESULT ConnectFailure(rdma_cm_event_type type, int status) {
     switch (type) {

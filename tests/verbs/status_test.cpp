@@ -36,6 +36,30 @@ TEST(VerbsStatus, CompletionStatusesAreTheWindowsProvidersOnes) {
         EXPECT_TRUE(FAILED(CompletionStatus(static_cast<ibv_wc_status>(s)))) << ibv_wc_status_str(ibv_wc_status(s));
 }
 
+// The statuses that name no cause: the request's memory tells.
+TEST(VerbsStatus, AFailureOverMemoryNoLongerRegisteredIsAnAccessViolation) {
+    const auto gone = [] { return true; };
+    const auto live = [] { return false; };
+    int asked = 0;
+    const auto counted = [&] { ++asked; return false; };
+    // rxe: deregistered memory, a receive too small, anything else.
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeReceive, gone), ND_ACCESS_VIOLATION);
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeSend, gone), ND_ACCESS_VIOLATION);
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeReceive, live), ND_DATA_OVERRUN);
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeSend, live), ND_INTERNAL_ERROR);
+    // siw: a receive into memory that is not registered.
+    EXPECT_EQ(LocalFailure(IBV_WC_GENERAL_ERR, Nd2RequestTypeReceive, gone), ND_ACCESS_VIOLATION);
+    EXPECT_EQ(LocalFailure(IBV_WC_GENERAL_ERR, Nd2RequestTypeReceive, live), ND_INTERNAL_ERROR);
+    // A window operation fails only as ND2_RESULT's matrix allows.
+    EXPECT_EQ(LocalFailure(IBV_WC_GENERAL_ERR, Nd2RequestTypeBind, gone), ND_INTERNAL_ERROR);
+    // Every other status is the table's, and the keys are not looked up
+    // for it (a lock on the completion path).
+    EXPECT_EQ(LocalFailure(IBV_WC_SUCCESS, Nd2RequestTypeReceive, counted), ND_SUCCESS);
+    EXPECT_EQ(LocalFailure(IBV_WC_WR_FLUSH_ERR, Nd2RequestTypeReceive, counted), ND_CANCELED);
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_LEN_ERR, Nd2RequestTypeReceive, counted), ND_DATA_OVERRUN);
+    EXPECT_EQ(asked, 0);
+}
+
 TEST(VerbsStatus, ConnectFailures) {
     EXPECT_EQ(ConnectFailure(RDMA_CM_EVENT_REJECTED, 8), ND_CONNECTION_REFUSED);  // no listener
     EXPECT_EQ(ConnectFailure(RDMA_CM_EVENT_REJECTED, 28), ND_CONNECTION_REFUSED);  // the application
