@@ -2,8 +2,11 @@
 #include "completion_queue.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "opennd/kit/registry.h"
+#include "opennd/log.h"
 #include "queue_pair.h"
 
 namespace opennd::verbs {
@@ -24,7 +27,11 @@ CompletionQueue::CompletionQueue(std::shared_ptr<Device> device, HANDLE file, UL
     : kit::CompletionQueue(file, depth, device->info().MaxCompletionQueueDepth, affinity), device_(std::move(device)) {
     cq_ = ibv_create_cq(device_->context(), DeviceDepth(depth, device_->info().MaxCompletionQueueDepth), this,
                         device_->comp_channel(), 0);
-    if (!cq_) return;
+    if (!cq_) {
+        OPENND_LOG(Warn, "ndverbs: the device makes no CQ of %d entries: %s",
+                   DeviceDepth(depth, device_->info().MaxCompletionQueueDepth), strerror(errno));
+        return;
+    }
     device_->AddObject(cq_, this);
     AddPoller(this);
 }

@@ -140,7 +140,12 @@ bool Device::Open(ibv_context *ctx) {
     if (!NonBlocking(comp_->fd) || !NonBlocking(cm_->fd) || !NonBlocking(ctx->async_fd)) return false;
     caps_.iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
     caps_.ib_link = port.link_layer == IBV_LINK_LAYER_INFINIBAND;
-    caps_.sink_needs_write = caps_.iwarp && std::string_view(ibv_get_device_name(ctx->device)).substr(0, 3) != "siw";
+    constexpr uint32_t kSiwVendorId = 0x626d74;  // siw's ("bmt"), whatever its device is named
+    caps_.siw = caps_.iwarp && (d.vendor_id == kSiwVendorId ||
+                                std::string_view(ibv_get_device_name(ctx->device)).substr(0, 3) == "siw");
+    caps_.sink_needs_write = caps_.iwarp && !caps_.siw;
+    caps_.reads_complete_late = caps_.siw;
+    caps_.fenced_reads = !caps_.siw;
     caps_.resize_srq = (d.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
     // Type 2 windows (docs/verbs.md: rxe has them end to end, siw none),
     // only when asked for: their binds fail in cases the emulation passes
@@ -215,7 +220,7 @@ std::string Device::Notes() const {
                        : "memory windows: a registration per binding (OPENND_VERBS_WINDOWS=1: the device's type 2)\n";
     // Linux siw checks no right on the memory a Read Response comes from
     // (docs/verbs.md, "ND to ND across providers").
-    if (std::string_view(ibv_get_device_name(ctx_->device)).substr(0, 3) == "siw")
+    if (caps_.siw)
         n += "caution: siw serves a peer's Read of any region whose token it has, remote read right or not\n";
     return n;
 }

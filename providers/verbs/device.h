@@ -60,6 +60,14 @@ struct DeviceCaps {
     bool windows = false;      // type 2 memory windows in hardware
     bool resize_cq = false;
     bool resize_srq = false;   // IBV_DEVICE_SRQ_RESIZE (siw: no)
+    bool siw = false;          // Linux soft-iWARP, whatever it is named (its quirks: docs/verbs.md)
+    // A Read completes when its response is in, after requests posted
+    // behind it that complete once sent (siw): the send queue's
+    // completions are not in post order unless those wait (QueuePair::Order).
+    bool reads_complete_late = false;
+    // A Read may carry a fence (siw refuses one and leaves it stuck at the
+    // head of its send queue: siw_activate_tx_from_sq, "cannot fence read").
+    bool fenced_reads = true;
     uint32_t max_sge_rd = 1;   // SGEs of one RDMA Read work request
     uint32_t max_qp_wr = 1;    // work requests of one queue
     uint64_t max_msg = 0;      // the port's max_msg_sz

@@ -58,6 +58,8 @@ QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const
     qp_ = ibv_create_qp(device_->pd(), &attr);
     if (!qp_) return;
     max_send_sge_ = attr.cap.max_send_sge;
+    reads_complete_late_ = device_->caps().reads_complete_late;
+    fenced_reads_ = device_->caps().fenced_reads;
     sq_.Limit(attr.cap.max_send_wr);
     signal_every_ = std::max<uint32_t>(1, std::min(attr.cap.max_send_wr, std::max<uint32_t>(a.initiator_depth, 1)) / 2);
     // INIT now: ND takes Receives before the connection exists.
@@ -96,6 +98,10 @@ QueuePair *QueuePair::Find(IUnknown *u) { return Registry::Find(u, IID_IND2Queue
 void QueuePair::Fail() {
     if (!qp_) return;
     std::scoped_lock lock(send_mu_, recv_mu_);
+    FailLocked();
+}
+
+void QueuePair::FailLocked() {
     state_.store(kFailed, std::memory_order_release);
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
@@ -143,23 +149,19 @@ bool QueuePair::Complete(const ibv_wc &wc, ND2_RESULT *out) {
     ShadowRing &ring = receive ? rq_ : sq_;
     const Slot s = ring.At(seq);
     ring.RetireThrough(seq);
-    HRESULT status = CompletionStatus(wc.status, static_cast<ND2_REQUEST_TYPE>(s.type));
+    HRESULT status = LocalFailure(wc.status, static_cast<ND2_REQUEST_TYPE>(s.type), [&] { return KeyGone(s.lkey); });
     if (SUCCEEDED(status) && s.status) status = s.status;  // a window operation the provider refused
     // An emulated Bind or Invalidate took effect when posted; only its
-    // marker's trip to the peer is flushed when the connection fails first
-    // (a peer's Write through the window just invalidated does that). A
-    // device's own Invalidate would have completed locally: so does this one,
-    // unless a request before it failed.
-    const bool applied = s.applied && wc.status == IBV_WC_WR_FLUSH_ERR && !ring.failed;
+    // marker's trip to the peer fails when the connection fails first (a
+    // peer's Write through the window just invalidated does that): flushed,
+    // or on siw failed in flight (LOC_QP_OP_ERR). A device's own Invalidate
+    // would have completed locally: so does this one, unless a request
+    // before it failed.
+    const bool applied = s.applied && wc.status != IBV_WC_SUCCESS && !ring.failed;
     if (applied) {
         state_.store(kFailed, std::memory_order_release);
         status = s.status;
     }
-    // rxe reports LOC_QP_OP_ERR for memory deregistered under a request,
-    // for a message longer than the receive, and for a link gone down:
-    // the request's key tells which.
-    if (wc.status == IBV_WC_LOC_QP_OP_ERR && !(s.lkey && !device_->LiveKey(s.lkey)))
-        status = receive ? ND_DATA_OVERRUN : ND_INTERNAL_ERROR;
     if (FAILED(status)) {
         OPENND_LOG(Debug, "ndverbs: qp %u: %s (vendor %u) for request type %d", qp_->qp_num,
                    ibv_wc_status_str(wc.status), wc.vendor_err, s.type);
@@ -183,8 +185,7 @@ bool QueuePair::CompleteShared(const ibv_wc &wc, ND2_RESULT *out) {
     if ((wc.wr_id >> 48) != srq_->generation()) return false;
     const SrqReceive r = srq_->Complete(static_cast<uint32_t>(wc.wr_id & kSeqMask));
     srq_completions_.fetch_add(1, std::memory_order_relaxed);
-    HRESULT status = CompletionStatus(wc.status, Nd2RequestTypeReceive);
-    if (wc.status == IBV_WC_LOC_QP_OP_ERR && !(r.lkey && !device_->LiveKey(r.lkey))) status = ND_DATA_OVERRUN;
+    const HRESULT status = LocalFailure(wc.status, Nd2RequestTypeReceive, [&] { return KeyGone(r.lkey); });
     if (FAILED(status)) {
         OPENND_LOG(Debug, "ndverbs: qp %u: %s (vendor %u) for a shared receive", qp_->qp_num,
                    ibv_wc_status_str(wc.status), wc.vendor_err);

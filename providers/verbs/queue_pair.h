@@ -72,6 +72,8 @@ public:
         tail_.store(seq + 1, std::memory_order_release);
     }
     uint64_t outstanding() const { return head_ - tail_.load(std::memory_order_acquire); }
+    // The sequence before which everything has completed.
+    uint64_t retired() const { return tail_.load(std::memory_order_acquire); }
     // The split request whose failure was reported (its other parts are swallowed).
     uint64_t failed_request = UINT64_MAX;
     // A failure of this ring's was reported: what follows is flushed behind it.
@@ -112,6 +114,7 @@ public:
         state_.store(kConnected, std::memory_order_release);
     }
     void Fail();
+    void FailLocked();  // Fail, under the caller's post lock
     // A connection takes the queue pair (a second one is ND_CONNECTION_ACTIVE).
     bool Claim() { return !claimed_.exchange(true); }
     void Unclaim() { claimed_.store(false); }
@@ -152,7 +155,7 @@ private:
     // A Read or Write as one work request.
     HRESULT PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
                          UINT32 rtoken, ULONG flags);
-    HRESULT Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
+    HRESULT Posted(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
     // The send flag of a work request (under send_mu_). A silent request
     // still holds its slot of the device's send queue until a later
     // completion retires it, so a program that posts nothing but silent
@@ -172,9 +175,24 @@ private:
         unsignaled_ = 0;
         return IBV_SEND_SIGNALED;
     }
+    // The fence a work request needs to complete in post order (R063),
+    // on a device whose Reads complete late (DeviceCaps): a request
+    // behind a Read that may still be outstanding waits for it
+    // (IBV_SEND_FENCE); Reads complete in order among themselves. `seq`:
+    // its sequence in the send ring; under send_mu_.
+    unsigned Order(bool read, uint64_t seq) {
+        if (!reads_complete_late_) return 0;
+        if (read) {
+            read_end_ = seq + 1;
+            return 0;
+        }
+        return sq_.retired() < read_end_ ? IBV_SEND_FENCE : 0;
+    }
     // A request refused because the queue pair failed: it completes ND_CANCELED.
     HRESULT Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
     bool CompleteShared(const ibv_wc &wc, ND2_RESULT *out);
+    // A failed request's first key no longer names a registration here.
+    bool KeyGone(uint32_t lkey) const { return lkey && !device_->LiveKey(lkey); }
     void OnAsyncEvent(ibv_event_type type) override;
     void OnFinalRelease() override;
 
@@ -191,6 +209,9 @@ private:
     std::atomic<bool> claimed_{false};
     uint32_t max_send_sge_ = 1;
     uint32_t unsignaled_ = 0, signal_every_ = 1;  // Signal()
+    bool reads_complete_late_ = false;            // Order()
+    bool fenced_reads_ = true;                    // DeviceCaps::fenced_reads
+    uint64_t read_end_ = 0;                       // the last Read's sequence + 1
     std::atomic<rdma_cm_id *> cm_id_{nullptr};
     kit::SpinLock send_mu_, recv_mu_;
     ShadowRing sq_, rq_;

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "opennd/log.h"
+
 #include "queue_pair.h"
 
 namespace opennd::verbs {
@@ -65,18 +67,31 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
         wr.num_sge = 1;
     }
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    wr.wr_id = WrId(generation_, false,
-                    sq_.Push({ctx, 0, static_cast<ULONG>(total), Nd2RequestTypeSend, signaled, true, 0,
-                              FirstKey(sge, nsge), false}));
+    const uint64_t seq = sq_.Push(
+        {ctx, 0, static_cast<ULONG>(total), Nd2RequestTypeSend, signaled, true, 0, FirstKey(sge, nsge), false});
+    wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = IBV_WR_SEND;
-    wr.send_flags = SendFlags(flags) | Signal(signaled);
+    wr.send_flags = SendFlags(flags) | Signal(signaled) | Order(false, seq);
     ibv_send_wr *bad = nullptr;
-    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeSend);
+    const int rc = ibv_post_send(qp_, &wr, &bad);
+    return Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeSend);
 }
 
-// After one work request went to the device (rc: its post's), or did not.
-HRESULT QueuePair::Posted(int rc, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type) {
-    if (rc != 0) {
+// After one work request went to the device (rc: its post's; `bad`: the
+// first work request it did not take), or did not.
+HRESULT QueuePair::Posted(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx,
+                          ND2_REQUEST_TYPE type) {
+    if (rc != 0 && !bad) {
+        // Taken, then not announced: siw's user library queues the request
+        // and then rings its doorbell, a system call that can fail, and the
+        // kernel leaves what it refused at the head of the send queue, where
+        // nothing starts it again. The queue pair fails, so it and every
+        // request behind it complete (flushed): none is lost or stuck.
+        OPENND_LOG(Warn, "ndverbs: qp %u: the device took a request but refused to start it (%d): the queue pair fails",
+                   qp_->qp_num, rc);
+        FailLocked();
+    } else if (rc != 0) {
+        OPENND_LOG(Debug, "ndverbs: qp %u: the device refuses a work request (%d)", qp_->qp_num, rc);
         ring.Unpush(1);
         // The device refused it. Full is ruled out by the ring, so it is
         // most likely a queue pair the device already moved to ERR (siw,
@@ -108,7 +123,8 @@ HRESULT QueuePair::PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge) {
     wr.wr_id = WrId(generation_, true,
                     rq_.Push({ctx, 0, 0, Nd2RequestTypeReceive, true, true, 0, FirstKey(sge, nsge), false}));
     ibv_recv_wr *bad = nullptr;
-    return Posted(ibv_post_recv(qp_, &wr, &bad), rq_, rcq_.get(), ctx, Nd2RequestTypeReceive);
+    const int rc = ibv_post_recv(qp_, &wr, &bad);
+    return Posted(rc, bad, rq_, rcq_.get(), ctx, Nd2RequestTypeReceive);
 }
 
 HRESULT QueuePair::PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
@@ -139,15 +155,18 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
         wr.num_sge = 1;
     }
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    wr.wr_id = WrId(generation_, false,
-                    sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type), signaled, true, 0,
-                              FirstKey(sge, nsge), false}));
+    const uint64_t seq = sq_.Push({ctx, 0, static_cast<ULONG>(total), static_cast<uint8_t>(type), signaled, true, 0,
+                                   FirstKey(sge, nsge), false});
+    wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = op;
-    wr.send_flags = SendFlags(flags) | Signal(signaled);
+    wr.send_flags = SendFlags(flags) | Signal(signaled) | Order(op == IBV_WR_RDMA_READ, seq);
+    // A Read after a Read needs no fence where Reads complete in order (siw)
+    if (op == IBV_WR_RDMA_READ && !fenced_reads_) wr.send_flags &= ~IBV_SEND_FENCE;
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = ntohl(rtoken);  // tokens travel in network byte order (R077)
     ibv_send_wr *bad = nullptr;
-    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, type);
+    const int rc = ibv_post_send(qp_, &wr, &bad);
+    return Posted(rc, bad, sq_, icq_.get(), ctx, type);
 }
 
 // A Bind or Invalidate that took effect (or failed) here: a zero-byte
@@ -155,12 +174,13 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
 HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status) {
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS) || FAILED(status);
-    wr.wr_id =
-        WrId(generation_, false, sq_.Push({ctx, 0, 0, static_cast<uint8_t>(type), signaled, true, status, 0, true}));
+    const uint64_t seq = sq_.Push({ctx, 0, 0, static_cast<uint8_t>(type), signaled, true, status, 0, true});
+    wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = IBV_WR_RDMA_WRITE;  // no SGE, remote address and key 0
-    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0) | Order(false, seq);
     ibv_send_wr *bad = nullptr;
-    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, type);
+    const int rc = ibv_post_send(qp_, &wr, &bad);
+    return Posted(rc, bad, sq_, icq_.get(), ctx, type);
 }
 
 HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size, ULONG flags) {
@@ -178,9 +198,10 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     if (!mw || FAILED(hr)) return PostMarker(Nd2RequestTypeBind, ctx, flags, hr);
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeBind, signaled, true, 0, 0, false}));
+    const uint64_t seq = sq_.Push({ctx, 0, 0, Nd2RequestTypeBind, signaled, true, 0, 0, false});
+    wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = IBV_WR_BIND_MW;
-    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0) | Order(false, seq);
     wr.bind_mw.mw = mw;
     wr.bind_mw.rkey = key;
     wr.bind_mw.bind_info.mr = region->mr();
@@ -189,7 +210,8 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     wr.bind_mw.bind_info.mw_access_flags = ((flags & ND_OP_FLAG_ALLOW_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
                                            ((flags & ND_OP_FLAG_ALLOW_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
     ibv_send_wr *bad = nullptr;
-    const HRESULT posted = Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeBind);
+    const int rc = ibv_post_send(qp_, &wr, &bad);
+    const HRESULT posted = Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeBind);
     if (posted == ND_NO_MORE_ENTRIES) window->UnbindWith([] {});  // not bound after all
     return posted;
 }
@@ -204,12 +226,14 @@ HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
         return PostMarker(Nd2RequestTypeInvalidate, ctx, flags, was_bound ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST);  // R107
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
-    wr.wr_id = WrId(generation_, false, sq_.Push({ctx, 0, 0, Nd2RequestTypeInvalidate, signaled, true, 0, 0, false}));
+    const uint64_t seq = sq_.Push({ctx, 0, 0, Nd2RequestTypeInvalidate, signaled, true, 0, 0, false});
+    wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = IBV_WR_LOCAL_INV;
-    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0) | Order(false, seq);
     wr.invalidate_rkey = window->key();
     ibv_send_wr *bad = nullptr;
-    return Posted(ibv_post_send(qp_, &wr, &bad), sq_, icq_.get(), ctx, Nd2RequestTypeInvalidate);
+    const int rc = ibv_post_send(qp_, &wr, &bad);
+    return Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeInvalidate);
 }
 
 }  // namespace opennd::verbs
