@@ -328,7 +328,7 @@ TEST_P(QueuePair, EveryAllowedFlagIsAccepted) {
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Send(nullptr, &small, 1, ND_OP_FLAG_INLINE));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Read(nullptr, &sge, 1, rb.addr, rb.token, F));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, F));
-    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &sge, 1, rb.addr, rb.token, ND_OP_FLAG_INLINE));
+    ASSERT_ND(ND_SUCCESS, p.conn.qp->Write(nullptr, &small, 1, rb.addr, rb.token, ND_OP_FLAG_INLINE));
     Ref<IND2MemoryWindow> mw;
     ASSERT_ND(ND_SUCCESS, node.adapter->CreateMemoryWindow(IID_IND2MemoryWindow, mw.put_void()));
     ASSERT_ND(ND_SUCCESS, p.conn.qp->Bind(nullptr, m.mr(), mw.get(), m.data(), 4096, ND_OP_FLAG_ALLOW_READ | F));
