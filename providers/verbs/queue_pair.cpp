@@ -58,6 +58,7 @@ QueuePair::QueuePair(std::shared_ptr<Device> device, IND2Adapter *adapter, const
     qp_ = ibv_create_qp(device_->pd(), &attr);
     if (!qp_) return;
     max_send_sge_ = attr.cap.max_send_sge;
+    inline_size_ = a.inline_size;
     reads_complete_late_ = device_->caps().reads_complete_late;
     fenced_reads_ = device_->caps().fenced_reads;
     sq_.Limit(attr.cap.max_send_wr);

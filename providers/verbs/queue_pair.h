@@ -54,9 +54,10 @@ public:
                head_ + parts - tail_.load(std::memory_order_acquire) <= capacity_;
     }
     // The next work request of the ND request being posted.
-    uint64_t Push(Slot s) {
-        s.request = requests_;
-        slots_[head_ & mask_] = s;
+    uint64_t Push(const Slot &s) {
+        Slot &d = slots_[head_ & mask_];
+        d = s;
+        d.request = requests_;
         return head_++;
     }
     void EndRequest() { ++requests_; }
@@ -155,7 +156,20 @@ private:
     // A Read or Write as one work request.
     HRESULT PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
                          UINT32 rtoken, ULONG flags);
-    HRESULT Posted(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
+    // After one work request went to the device (rc: its post's; `bad`:
+    // the first work request it did not take), or did not.
+    HRESULT Posted(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type) {
+        if (__builtin_expect(rc == 0, 1)) {
+            ring.EndRequest();
+            return ND_SUCCESS;
+        }
+        return PostFailed(rc, bad, ring, cq, ctx, type);
+    }
+    HRESULT PostFailed(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx,
+                       ND2_REQUEST_TYPE type);
+    // An inline request's bytes gathered into one SGE (the device takes
+    // fewer than it has), in the queue pair's own buffer (under send_mu_).
+    ibv_sge *Gather(const ND2_SGE *sge, ULONG nsge, uint64_t total);
     // The send flag of a work request (under send_mu_). A silent request
     // still holds its slot of the device's send queue until a later
     // completion retires it, so a program that posts nothing but silent
@@ -208,6 +222,15 @@ private:
     std::atomic<bool> connected_once_{false};
     std::atomic<bool> claimed_{false};
     uint32_t max_send_sge_ = 1;
+    // The work request PostSend and PostOneSided fill in (under send_mu_),
+    // as perftest keeps one: no 128-byte clear per message. What they set
+    // is all a Send, Read or Write reads; `next` stays null, and the
+    // immediate and the other ops' fields stay zero (only the cold paths,
+    // on a request of their own, set them).
+    ibv_send_wr send_wr_{};
+    uint32_t inline_size_ = 0;           // the queue pair's inlineDataSize
+    std::unique_ptr<uint8_t[]> bounce_;  // Gather's (inline_size_ bytes), made on first use
+    ibv_sge bounce_sge_{};
     uint32_t unsignaled_ = 0, signal_every_ = 1;  // Signal()
     bool reads_complete_late_ = false;            // Order()
     bool fenced_reads_ = true;                    // DeviceCaps::fenced_reads

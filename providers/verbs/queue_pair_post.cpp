@@ -30,23 +30,21 @@ uint32_t FirstKey(const ND2_SGE *sge, ULONG nsge) { return nsge ? sge[0].MemoryR
 
 ibv_sge *AsIbv(const ND2_SGE *sge) { return reinterpret_cast<ibv_sge *>(const_cast<ND2_SGE *>(sge)); }
 
+}  // namespace
+
 // An inline request may have more SGEs than the device takes (ND sets no
 // limit): its bytes are copied into one, which the device copies again.
-struct Bounce {
-    alignas(64) uint8_t bytes[4096];
-    ibv_sge one;
-    ibv_sge *Gather(const ND2_SGE *sge, ULONG nsge, uint64_t total) {
-        uint8_t *p = bytes;
-        for (ULONG i = 0; i < nsge; ++i) {
-            std::memcpy(p, sge[i].Buffer, sge[i].BufferLength);
-            p += sge[i].BufferLength;
-        }
-        one = {reinterpret_cast<uint64_t>(bytes), static_cast<uint32_t>(total), 0};
-        return &one;
+// Out of line, so the posting paths keep a small frame.
+__attribute__((noinline, cold)) ibv_sge *QueuePair::Gather(const ND2_SGE *sge, ULONG nsge, uint64_t total) {
+    if (!bounce_) bounce_ = std::make_unique<uint8_t[]>(inline_size_);  // the kit holds `total` to it
+    uint8_t *p = bounce_.get();
+    for (ULONG i = 0; i < nsge; ++i) {
+        std::memcpy(p, sge[i].Buffer, sge[i].BufferLength);
+        p += sge[i].BufferLength;
     }
-};
-
-}  // namespace
+    bounce_sge_ = {reinterpret_cast<uint64_t>(bounce_.get()), static_cast<uint32_t>(total), 0};
+    return &bounce_sge_;
+}
 
 HRESULT QueuePair::Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type) {
     ND2_RESULT r{ND_CANCELED, 0, context_, ctx, type};
@@ -58,12 +56,11 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeSend);
     if (!SendRoom()) return ND_NO_MORE_ENTRIES;
-    ibv_send_wr wr{};
-    Bounce bounce;
+    ibv_send_wr &wr = send_wr_;
     wr.sg_list = AsIbv(sge);
     wr.num_sge = static_cast<int>(nsge);
     if ((flags & ND_OP_FLAG_INLINE) && nsge > max_send_sge_) {
-        wr.sg_list = bounce.Gather(sge, nsge, total);
+        wr.sg_list = Gather(sge, nsge, total);
         wr.num_sge = 1;
     }
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
@@ -77,11 +74,10 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
     return Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeSend);
 }
 
-// After one work request went to the device (rc: its post's; `bad`: the
-// first work request it did not take), or did not.
-HRESULT QueuePair::Posted(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx,
-                          ND2_REQUEST_TYPE type) {
-    if (rc != 0 && !bad) {
+// A post that did not return 0 (Posted).
+HRESULT QueuePair::PostFailed(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx,
+                              ND2_REQUEST_TYPE type) {
+    if (!bad) {
         // Taken, then not announced: siw's user library queues the request
         // and then rings its doorbell, a system call that can fail, and the
         // kernel leaves what it refused at the head of the send queue, where
@@ -90,7 +86,7 @@ HRESULT QueuePair::Posted(int rc, const void *bad, ShadowRing &ring, CompletionQ
         OPENND_LOG(Warn, "ndverbs: qp %u: the device took a request but refused to start it (%d): the queue pair fails",
                    qp_->qp_num, rc);
         FailLocked();
-    } else if (rc != 0) {
+    } else {
         OPENND_LOG(Debug, "ndverbs: qp %u: the device refuses a work request (%d)", qp_->qp_num, rc);
         ring.Unpush(1);
         // The device refused it. Full is ruled out by the ring, so it is
@@ -146,12 +142,11 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, type);
     if (!SendRoom()) return ND_NO_MORE_ENTRIES;
-    ibv_send_wr wr{};
-    Bounce bounce;
+    ibv_send_wr &wr = send_wr_;
     wr.sg_list = nsge ? AsIbv(sge) : nullptr;
     wr.num_sge = static_cast<int>(nsge);
     if ((flags & ND_OP_FLAG_INLINE) && nsge > max_send_sge_) {
-        wr.sg_list = bounce.Gather(sge, nsge, total);
+        wr.sg_list = Gather(sge, nsge, total);
         wr.num_sge = 1;
     }
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);
