@@ -51,17 +51,21 @@ inline HRESULT CompletionStatus(ibv_wc_status s, ND2_REQUEST_TYPE type) {
 
 // A failed request whose status names no cause the application can act
 // on, told by its memory (`key_gone()`: the request's first key is not,
-// or no longer, a live registration of this provider; asked only then). rxe reports
-// LOC_QP_OP_ERR for memory deregistered under a request, for a message
-// longer than the receive and for a link gone down; siw GENERAL_ERR for a
-// receive whose memory is not registered (siw_proc_send's failed SGE
-// check, then siw_rdmap_complete).
+// or no longer, a live registration of this provider; asked only then).
+// rxe reports LOC_QP_OP_ERR for memory deregistered under a request, for
+// a message longer than the receive and for a link gone down, and siw for
+// a Send or Write it was transmitting when the connection broke; siw
+// GENERAL_ERR for a receive whose memory is not registered
+// (siw_proc_send's failed SGE check, then siw_rdmap_complete). Over live
+// memory, an initiator request the queue pair could not carry is flushed
+// (ND_CANCELED), as Windows completes what was outstanding when a
+// connection is lost.
 template <class KeyGone>
 HRESULT LocalFailure(ibv_wc_status s, ND2_REQUEST_TYPE type, KeyGone &&key_gone) {
     if (s != IBV_WC_LOC_QP_OP_ERR && s != IBV_WC_GENERAL_ERR) return CompletionStatus(s, type);
     if (key_gone()) return CompletionStatus(IBV_WC_LOC_PROT_ERR, type);
     if (s == IBV_WC_GENERAL_ERR) return ND_INTERNAL_ERROR;
-    return type == Nd2RequestTypeReceive ? ND_DATA_OVERRUN : ND_INTERNAL_ERROR;
+    return type == Nd2RequestTypeReceive ? ND_DATA_OVERRUN : ND_CANCELED;
 }
 
 // How a failed Connect ends, from rdma_cm's event and its status (§3.3).

@@ -42,11 +42,13 @@ TEST(VerbsStatus, AFailureOverMemoryNoLongerRegisteredIsAnAccessViolation) {
     const auto live = [] { return false; };
     int asked = 0;
     const auto counted = [&] { ++asked; return false; };
-    // rxe: deregistered memory, a receive too small, anything else.
+    // rxe: deregistered memory, a receive too small; rxe and siw: a request
+    // the connection broke under.
     EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeReceive, gone), ND_ACCESS_VIOLATION);
     EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeSend, gone), ND_ACCESS_VIOLATION);
     EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeReceive, live), ND_DATA_OVERRUN);
-    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeSend, live), ND_INTERNAL_ERROR);
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeSend, live), ND_CANCELED);
+    EXPECT_EQ(LocalFailure(IBV_WC_LOC_QP_OP_ERR, Nd2RequestTypeWrite, live), ND_CANCELED);
     // siw: a receive into memory that is not registered.
     EXPECT_EQ(LocalFailure(IBV_WC_GENERAL_ERR, Nd2RequestTypeReceive, gone), ND_ACCESS_VIOLATION);
     EXPECT_EQ(LocalFailure(IBV_WC_GENERAL_ERR, Nd2RequestTypeReceive, live), ND_INTERNAL_ERROR);
