@@ -167,6 +167,12 @@ private:
     }
     HRESULT PostFailed(int rc, const void *bad, ShadowRing &ring, CompletionQueue *cq, void *ctx,
                        ND2_REQUEST_TYPE type);
+    // One work request to the send queue, and Posted.
+    HRESULT SendWr(ibv_send_wr &wr, void *ctx, ND2_REQUEST_TYPE type) {
+        ibv_send_wr *bad = nullptr;
+        const int rc = ibv_post_send(qp_, &wr, &bad);
+        return Posted(rc, bad, sq_, icq_.get(), ctx, type);
+    }
     // An inline request's bytes gathered into one SGE (the device takes
     // fewer than it has), in the queue pair's own buffer (under send_mu_).
     ibv_sge *Gather(const ND2_SGE *sge, ULONG nsge, uint64_t total);

@@ -69,9 +69,7 @@ HRESULT QueuePair::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG fla
     wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = SendFlags(flags) | Signal(signaled) | Order(false, seq);
-    ibv_send_wr *bad = nullptr;
-    const int rc = ibv_post_send(qp_, &wr, &bad);
-    return Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeSend);
+    return SendWr(wr, ctx, Nd2RequestTypeSend);
 }
 
 // A post that did not return 0 (Posted).
@@ -159,9 +157,7 @@ HRESULT QueuePair::PostOneSided(ibv_wr_opcode op, void *ctx, const ND2_SGE *sge,
     if (op == IBV_WR_RDMA_READ && !fenced_reads_) wr.send_flags &= ~IBV_SEND_FENCE;
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = ntohl(rtoken);  // tokens travel in network byte order (R077)
-    ibv_send_wr *bad = nullptr;
-    const int rc = ibv_post_send(qp_, &wr, &bad);
-    return Posted(rc, bad, sq_, icq_.get(), ctx, type);
+    return SendWr(wr, ctx, type);
 }
 
 // A Bind or Invalidate that took effect (or failed) here: a zero-byte
@@ -173,9 +169,7 @@ HRESULT QueuePair::PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRE
     wr.wr_id = WrId(generation_, false, seq);
     wr.opcode = IBV_WR_RDMA_WRITE;  // no SGE, remote address and key 0
     wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0) | Order(false, seq);
-    ibv_send_wr *bad = nullptr;
-    const int rc = ibv_post_send(qp_, &wr, &bad);
-    return Posted(rc, bad, sq_, icq_.get(), ctx, type);
+    return SendWr(wr, ctx, type);
 }
 
 HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size, ULONG flags) {
@@ -204,9 +198,7 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     wr.bind_mw.bind_info.length = size;
     wr.bind_mw.bind_info.mw_access_flags = ((flags & ND_OP_FLAG_ALLOW_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
                                            ((flags & ND_OP_FLAG_ALLOW_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
-    ibv_send_wr *bad = nullptr;
-    const int rc = ibv_post_send(qp_, &wr, &bad);
-    const HRESULT posted = Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeBind);
+    const HRESULT posted = SendWr(wr, ctx, Nd2RequestTypeBind);
     if (posted == ND_NO_MORE_ENTRIES) window->UnbindWith([] {});  // not bound after all
     return posted;
 }
@@ -226,9 +218,7 @@ HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
     wr.opcode = IBV_WR_LOCAL_INV;
     wr.send_flags = Signal(signaled) | ((flags & ND_OP_FLAG_READ_FENCE) ? IBV_SEND_FENCE : 0) | Order(false, seq);
     wr.invalidate_rkey = window->key();
-    ibv_send_wr *bad = nullptr;
-    const int rc = ibv_post_send(qp_, &wr, &bad);
-    return Posted(rc, bad, sq_, icq_.get(), ctx, Nd2RequestTypeInvalidate);
+    return SendWr(wr, ctx, Nd2RequestTypeInvalidate);
 }
 
 }  // namespace opennd::verbs
