@@ -37,14 +37,9 @@ vm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
 # The VM sees the build tree at /host; valgrind's tools go there too.
 work="$build/verbs_callgrind"
 rm -rf "$work" && mkdir -p "$work/vg" && cp -r /usr/libexec/valgrind/. "$work/vg/"
-cat > "$work/run.sh" <<EOF
-b=$build; mkdir -p \$b/lib
-for e in /host/*; do [ -e "\$b/\${e##*/}" ] || ln -s "\$e" "\$b/\${e##*/}"; done
-for e in /host/lib/*; do [ -e "\$b/lib/\${e##*/}" ] || ln -s "\$e" "\$b/lib/\${e##*/}"; done
-mkdir -p /root/catalog && chmod 755 /root/catalog
-sed "s|^library=.*|library=\$b/lib/opennd/libndverbs.so|" \$b/etc/opennd/providers.d/50-ndverbs.conf > /root/catalog/50-ndverbs.conf
+{ echo "b=$build"; cat "$root/tests/verbs/vm_tree.sh"; } > "$work/run.sh"
+cat >> "$work/run.sh" <<EOF
 export OPENND_CATALOG=/root/catalog VALGRIND_LIB=/host/verbs_callgrind/vg
-listening() { rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:\$1 "; }
 port=7400 rc=0
 for k in $n $((3 * n)); do
   port=\$((port+1))

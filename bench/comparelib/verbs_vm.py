@@ -25,24 +25,23 @@ PERFTEST = {t: "ib_" + t for t in TESTS}
 DEVICES = ("rxe", "siw")
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _vm_tool():
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = os.environ.get("RDMA_VM_RUN") or os.path.join(here, "..", "shared", "tools", "rdma-vm", "run-vm.sh")
+    path = os.environ.get("RDMA_VM_RUN") or os.path.join(_ROOT, "..", "shared", "tools", "rdma-vm", "run-vm.sh")
     return path if os.access(path, os.X_OK) else None
 
 
 def _script(build, rounds, lat_iters, bw_iters):
     """The VM's busy-box shell script: every round, every test, both tools;
     each run's output between '@@ TOOL TEST SIZE ROUND' and '@@ end'."""
+    with open(os.path.join(_ROOT, "tests", "verbs", "vm_tree.sh")) as f:
+        tree = f.read()  # the build tree linked in, an ndverbs-only catalog, listening()
     lines = [
-        f"b={build}; mkdir -p $b/lib",
-        'for e in /host/*; do [ -e "$b/${e##*/}" ] || ln -s "$e" "$b/${e##*/}"; done',
-        'for e in /host/lib/*; do [ -e "$b/lib/${e##*/}" ] || ln -s "$e" "$b/lib/${e##*/}"; done',
-        "mkdir -p /root/catalog && chmod 755 /root/catalog",
-        f'sed "s|^library=.*|library=$b/lib/opennd/libndverbs.so|" '
-        "$b/etc/opennd/providers.d/50-ndverbs.conf > /root/catalog/50-ndverbs.conf",
+        f"b={build}",
+        tree,
         "export OPENND_CATALOG=/root/catalog",
-        'listening() { rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$1 "; }',
         "port=7400",
         # run TOOL TEST SIZE ROUND SERVER CLIENT
         'run() { port=$((port+1)); s=$(echo "$5" | sed "s/PORT/$port/g"); c=$(echo "$6" | sed "s/PORT/$port/g")',

@@ -147,15 +147,9 @@ vm_script() {
   # address detection on a link of two).
   echo 'echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad 2>/dev/null; ip -6 addr add '$vm_ip6'/64 dev eth0'
   # The build tree at its own path; a catalog that lists ndverbs alone.
-  cat <<EOF
-H=/host/$hand b=$build
-mkdir -p \$b/lib
-for e in /host/*; do [ -e "\$b/\${e##*/}" ] || ln -s "\$e" "\$b/\${e##*/}"; done
-for e in /host/lib/*; do [ -e "\$b/lib/\${e##*/}" ] || ln -s "\$e" "\$b/lib/\${e##*/}"; done
-mkdir -p /root/catalog && chmod 755 /root/catalog
-sed "s|^library=.*|library=\$b/lib/opennd/libndverbs.so|" \$b/etc/opennd/providers.d/50-ndverbs.conf > /root/catalog/50-ndverbs.conf
-export OPENND_CATALOG=/root/catalog
-EOF
+  echo "H=/host/$hand b=$build"
+  cat "$root/tests/verbs/vm_tree.sh"
+  echo 'export OPENND_CATALOG=/root/catalog'
   echo 'echo VM-READY'
   echo 'wait_file() { i=0; while [ ! -e "$1" ] && [ ! -e "$2" ] && [ $i -lt '$((handover * 10))' ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ]; }'
   echo 'listening() { grep -qE ":$(printf %04X $1) 0+:0000 0A" /proc/net/tcp /proc/net/tcp6; }'

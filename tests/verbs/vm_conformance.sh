@@ -47,11 +47,9 @@ vm=${RDMA_VM_RUN:-$root/../shared/tools/rdma-vm/run-vm.sh}
 # The VM's packages and image (installed as root, cached after the first run).
 timeout 1200 "$vm" --build-only >/dev/null 2>&1 || { echo "vm_conformance: SKIP: run-vm.sh --build-only failed (root installs its packages)"; exit 77; }
 
-# Inside the VM: the shared tree (/host) appears at $build. --add put the
-# program's libraries under $build/lib already, so link entry by entry.
-setup="b=$build; mkdir -p \$b/lib
-for e in /host/*; do [ -e \"\$b/\${e##*/}\" ] || ln -s \"\$e\" \"\$b/\${e##*/}\"; done
-for e in /host/lib/*; do [ -e \"\$b/lib/\${e##*/}\" ] || ln -s \"\$e\" \"\$b/lib/\${e##*/}\"; done"
+# Inside the VM: the shared tree (/host) appears at $build (vm_tree.sh).
+setup="b=$build
+$(cat "$root/tests/verbs/vm_tree.sh")"
 rc=0
 for dev in $devices; do
   # Cases a device is known to fail (tests/verbs/known_failures, each with

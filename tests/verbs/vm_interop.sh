@@ -46,20 +46,14 @@ for b in ndrping verbs_bulk; do
 done
 timeout 1200 "$vm" --build-only >/dev/null 2>&1 || { echo "vm_interop: SKIP: run-vm.sh --build-only failed"; exit 77; }
 
-# In the VM: the build tree as vm_conformance.sh links it, and a catalog
-# that lists ndverbs alone (so ndsoft cannot answer for the address).
+# In the VM: the build tree at its own path, and a catalog that lists
+# ndverbs alone (vm_tree.sh, which also gives listening()).
+tree=$(cat "$root/tests/verbs/vm_tree.sh")
 read -r -d '' inside <<'EOF'
-b=$BUILD; mkdir -p $b/lib
-for e in /host/*; do [ -e "$b/${e##*/}" ] || ln -s "$e" "$b/${e##*/}"; done
-for e in /host/lib/*; do [ -e "$b/lib/${e##*/}" ] || ln -s "$e" "$b/lib/${e##*/}"; done
-mkdir -p /root/catalog && chmod 755 /root/catalog
-sed "s|^library=.*|library=$b/lib/opennd/libndverbs.so|" $b/etc/opennd/providers.d/50-ndverbs.conf > /root/catalog/50-ndverbs.conf
 export OPENND_CATALOG=/root/catalog
 ip=10.0.2.15 ip6=fd77:15::15 n=$COUNT m=$MESSAGES fails=0
 echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad; ip -6 addr add $ip6/64 dev eth0
 i=0; while ! $b/bin/ndinfo 2>/dev/null | grep -q "Adapter 0x[0-9a-f]*: .*$ip6" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-# A listening rdma_cm id (rxe's makes no TCP socket; siw's does as well).
-listening() { rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$1 "; }
 # pair ID PORT WANT SERVER_PATTERN CLIENT_PATTERN SERVER_COMMAND CLIENT_COMMAND
 # (busybox sh in the VM: no arrays, so commands are strings)
 pair() {
@@ -100,7 +94,9 @@ for dev in $devices; do
   echo "== ndverbs <-> rdma-core on ${dev}0 =="
   log=$(mktemp)
   timeout 1800 "$vm" --timeout 1700 --links "${dev}0:eth0" --share "$build" \
-    -c "BUILD=$build COUNT=$count MESSAGES=$messages; $inside" >"$log" 2>&1
+    -c "BUILD=$build COUNT=$count MESSAGES=$messages b=$build
+$tree
+$inside" >"$log" 2>&1
   status=$?
   grep -E '^(RESULT|\| |INTEROP-FAILS)' "$log"
   if [ $status -ne 0 ] || ! grep -q '^INTEROP-FAILS=0' "$log"; then
