@@ -92,8 +92,7 @@ void CompletionQueue::FireLocked(HRESULT status) {
 
 bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     DirectSink *d = t_direct;
-    if (d && d->cq == this && d->got < d->n && !any_armed_.load(std::memory_order_relaxed) &&
-        published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_acquire)) {
+    if (d && d->cq == this && d->got < d->n && Quiet()) {
         d->out[d->got++] = result;
         return true;
     }

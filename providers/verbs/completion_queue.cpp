@@ -74,9 +74,34 @@ void CompletionQueue::PushSoftware(const ND2_RESULT &r) {
     Push(r);
 }
 
-// GetResults: the device's completions, turned into ND results on this
-// thread (the kit hands them straight to the caller when nothing waits).
+// The kit's GetResults (entries queued, or a Notify armed) polls the
+// device through this.
 void CompletionQueue::PollForCq() { Drain(false); }
+
+// The polling loop's call: nothing queued in the kit's ring and nothing
+// armed, so the device's completions become the caller's results here,
+// in the order the device gives them. Quiet() again under mu_: a Drain
+// on the progress thread may have queued older entries meanwhile, and
+// those go first (the kit's path).
+ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
+    if (n != 0 && Quiet()) {
+        std::lock_guard<kit::SpinLock> lock(mu_);
+        if (Quiet()) {
+            ibv_wc wc[16];
+            ULONG got = 0;
+            for (;;) {
+                const int want = static_cast<int>(std::min<ULONG>(n - got, 16));
+                const int k = ibv_poll_cq(cq_, want, wc);
+                for (int i = 0; i < k; ++i) {
+                    QueuePair *qp = FindLocked(wc[i].qp_num);
+                    if (qp && qp->Complete(wc[i], &results[got])) ++got;
+                }
+                if (k < want || got == n) return got;
+            }
+        }
+    }
+    return kit::CompletionQueue::GetResults(results, n);
+}
 
 void CompletionQueue::Drain(bool solicited) {
     ibv_wc wc[16];

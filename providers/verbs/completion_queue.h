@@ -1,9 +1,11 @@
 // A completion queue on a device CQ. The ND rules (Notify's types and
 // triggers, overrun, GetResults' counts) are the kit's CompletionQueue;
 // this class only feeds it: GetResults polls the device CQ in user space
-// (PollForCq, no system call) and turns each work completion into its ND
-// result through the queue pair's shadow ring (a failed or flushed
-// completion has no valid opcode in verbs). A Notify that finds nothing
+// (no system call) and turns each work completion into its ND result
+// through the queue pair's shadow ring (a failed or flushed completion has
+// no valid opcode in verbs). While the kit's ring is empty and no Notify
+// is armed (the polling loop's case), the results go straight into the
+// caller's array, with no pass through the kit's ring. A Notify that finds nothing
 // arms the device's completion channel and polls once more, so nothing
 // that arrived before the arm is missed; the channel's event drains the
 // device CQ into the kit's ring, which fires the Notify.
@@ -44,6 +46,7 @@ public:
 
     HRESULT STDMETHODCALLTYPE Resize(ULONG depth) override;
     HRESULT STDMETHODCALLTYPE Notify(ULONG type, OVERLAPPED *ov) override;
+    ULONG STDMETHODCALLTYPE GetResults(ND2_RESULT results[], ULONG n) override;
 
     // Unknown's holds, for the device's progress thread.
     bool TryHold() override { return kit::CompletionQueue::TryHold(); }

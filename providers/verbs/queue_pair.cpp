@@ -142,7 +142,9 @@ void QueuePair::OnFinalRelease() {
     }
 }
 
-bool QueuePair::Complete(const ibv_wc &wc, ND2_RESULT *out) {
+// Complete's every other case: failures and flushes, an SRQ's receive, a
+// destroyed queue pair's completion, a window operation refused.
+bool QueuePair::CompleteSlow(const ibv_wc &wc, ND2_RESULT *out) {
     const bool receive = (wc.wr_id & kReceiveBit) != 0;
     const uint64_t seq = wc.wr_id & kSeqMask;
     if (receive && srq_) return CompleteShared(wc, out);

@@ -123,8 +123,23 @@ public:
     void SetCmId(rdma_cm_id *id) { cm_id_.store(id); }
 
     // A completion of this queue pair: fills `out` and returns true if it
-    // is reported (under `from`'s lock; from the CQ's poll).
-    bool Complete(const ibv_wc &wc, ND2_RESULT *out);
+    // is reported (under its CQ's lock; from the CQ's poll). `out` may be
+    // written even when it is not. Inline: the success of a request of
+    // this queue pair's own rings, the polling loop's case; anything else
+    // is CompleteSlow's.
+    bool Complete(const ibv_wc &wc, ND2_RESULT *out) {
+        const bool receive = (wc.wr_id & kReceiveBit) != 0;
+        if (__builtin_expect(wc.status != IBV_WC_SUCCESS || (wc.wr_id >> 48) != generation_ || (receive && srq_), 0))
+            return CompleteSlow(wc, out);
+        ShadowRing &ring = receive ? rq_ : sq_;
+        const uint64_t seq = wc.wr_id & kSeqMask;
+        const Slot &s = ring.At(seq);
+        if (__builtin_expect(s.status != 0, 0)) return CompleteSlow(wc, out);  // a window operation refused
+        const bool report = s.last && s.signaled;
+        *out = {ND_SUCCESS, receive ? wc.byte_len : s.bytes, context_, s.context, static_cast<ND2_REQUEST_TYPE>(s.type)};
+        ring.RetireThrough(seq);  // the slot is read: from here it may be reused
+        return report;
+    }
 
     HRESULT STDMETHODCALLTYPE Flush() override;
     bool TryHold() override { return kit::QueuePair<QueuePair>::TryHold(); }
@@ -210,6 +225,7 @@ private:
     }
     // A request refused because the queue pair failed: it completes ND_CANCELED.
     HRESULT Cancelled(CompletionQueue *cq, void *ctx, ND2_REQUEST_TYPE type);
+    bool CompleteSlow(const ibv_wc &wc, ND2_RESULT *out);
     bool CompleteShared(const ibv_wc &wc, ND2_RESULT *out);
     // A failed request's first key no longer names a registration here.
     bool KeyGone(uint32_t lkey) const { return lkey && !device_->LiveKey(lkey); }

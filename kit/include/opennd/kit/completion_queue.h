@@ -21,6 +21,7 @@
 // which that poll consumes anyway; it fires for the next one.)
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -83,6 +84,15 @@ protected:
     // Called (outside the CQ lock) when a Notify was armed and did not fire at
     // once: a provider with a progress thread wakes it here.
     virtual void OnArmed() {}
+    // Nothing queued, no Notify armed, not overrun: what a poll finds now
+    // may go straight into the caller's array (the direct path of the
+    // header's comment). A provider that overrides GetResults to poll its
+    // device itself tests this first, and again under the lock its own
+    // producers push under, and otherwise calls this class's GetResults.
+    bool Quiet() const {
+        return !any_armed_.load(std::memory_order_relaxed) &&
+               published_.load(std::memory_order_acquire) == taken_.load(std::memory_order_acquire);
+    }
 
 private:
     struct ArmedRequest {
