@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cq_moderation_timer.h"
 #include "opennd/kit/registry.h"
 
 namespace opennd::kit {
@@ -52,7 +53,10 @@ CompletionQueue::CompletionQueue(HANDLE overlapped_file, ULONG depth, ULONG max_
     CqRegistry::Add(this);
 }
 
-CompletionQueue::~CompletionQueue() { CqRegistry::Remove(this); }
+CompletionQueue::~CompletionQueue() {
+    timer_.reset();  // its thread calls into this CQ
+    CqRegistry::Remove(this);
+}
 
 CompletionQueue *CompletionQueue::FromUnknown(IUnknown *unknown) {
     return CqRegistry::Find(unknown, IID_IND2CompletionQueue);
@@ -88,6 +92,7 @@ void CompletionQueue::FireLocked(HRESULT status) {
     armed_.clear();
     any_armed_.store(false, std::memory_order_relaxed);
     notified_ = tail_;
+    satisfied_ns_ = 0;
 }
 
 bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
@@ -107,7 +112,7 @@ bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
     published_.store(tail_, std::memory_order_release);
     if (FAILED(result.Status)) last_error_ = tail_;
     if (solicited) last_solicited_ = tail_;
-    if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
+    if (AnyTriggeredLocked() && FireNowLocked()) FireLocked(ND_SUCCESS);
     return true;
 }
 
@@ -172,7 +177,7 @@ HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
         if (hr != ND_PENDING) return hr;
         armed_.push_back({ov, type});
         any_armed_.store(true, std::memory_order_relaxed);
-        if (AnyTriggeredLocked()) FireLocked(ND_SUCCESS);
+        if (AnyTriggeredLocked() && FireNowLocked()) FireLocked(ND_SUCCESS);
         still_armed = !armed_.empty();
     }
     if (still_armed) OnArmed();
@@ -203,6 +208,7 @@ HRESULT CompletionQueue::CancelOverlappedRequests() {
     std::lock_guard<SpinLock> lock(mu_);
     armed_.clear();
     any_armed_.store(false, std::memory_order_relaxed);
+    satisfied_ns_ = 0;
     return requests_.CancelAll();
 }
 

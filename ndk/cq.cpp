@@ -11,6 +11,7 @@
 #include <new>
 
 #include "objects.h"
+#include "opennd/cq_moderation.h"
 
 namespace opennd::ndk {
 
@@ -113,9 +114,19 @@ ULONG GetCqResultsEx(NDK_CQ *pCq, NDK_RESULT_EX Results[], ULONG nResults) {
     return total;
 }
 
-// ND2 has no call to set interrupt moderation, so the adapter never reports
-// NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED.
-NTSTATUS ControlCqInterruptModeration(NDK_CQ *, ULONG, ULONG) { return STATUS_NOT_SUPPORTED; }
+// ND2 has no call for interrupt moderation: it is OpenND's CQ extension
+// (opennd/cq_moderation.h), which every kit provider's CQ answers, and
+// whose ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED becomes the NDK
+// flag. It defers the CQ's Notify, so the notification callback of an arm
+// comes once the count or the interval is reached. Never pending.
+NTSTATUS ControlCqInterruptModeration(NDK_CQ *pCq, ULONG ModerationInterval, ULONG ModerationCount) {
+    IOpenNdCqModeration *m = nullptr;
+    if (FAILED(Self<Cq>(pCq)->nd()->QueryInterface(IID_IOpenNdCqModeration, reinterpret_cast<void **>(&m))) || !m)
+        return STATUS_NOT_SUPPORTED;
+    const HRESULT hr = m->Moderate(ModerationInterval, ModerationCount);
+    m->Release();
+    return StatusFromNd(hr);
+}
 
 }  // namespace
 

@@ -107,7 +107,9 @@ constexpr MrFlagEntry kAdapterFlags[] = {
     {NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED, ND_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED},
     {NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED, ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED},
     {NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED, ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED},
-    // CQ interrupt moderation is not passed on: ND2 has no call to control it.
+    // ND2 has no call to control it: a provider that sets the flag answers
+    // IOpenNdCqModeration on its CQs (opennd/cq_moderation.h).
+    {NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED, ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED},
 };
 
 }  // namespace

@@ -96,8 +96,9 @@ ND2_ADAPTER_INFO AdapterInfo() {
     info.InlineRequestThreshold = kInlineRequestThreshold;
     info.LargeRequestThreshold = kLargeRequestThreshold;
     info.MaxCallerData = info.MaxCalleeData = kAdvertisedPrivateData;
+    // Interrupt moderation: the kit CQ's IOpenNdCqModeration.
     info.AdapterFlags = ND_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED | ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED |
-                        ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+                        ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED | ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
     return info;
 }
 

@@ -87,7 +87,11 @@ ND2_ADAPTER_INFO Describe(ibv_context *ctx, const ibv_device_attr &d,
     // MPA v2 frame carries (measured on siw: 251 both ways).
     info.MaxCallerData = caps.iwarp ? 251 : 56;
     info.MaxCalleeData = caps.iwarp ? 251 : 148;
+    // Interrupt moderation: the kit CQ's IOpenNdCqModeration, over the
+    // completion channel's events (a device's own, ibv_modify_cq, is not
+    // used).
     info.AdapterFlags = ND_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED | ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED |
+                        ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED |
                         (caps.resize_cq ? ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED : 0);
     return info;
 }

@@ -44,7 +44,8 @@ ND2_ADAPTER_INFO AdapterInfo(uint8_t mode, UINT64 id) {
     info.MaxInboundReadLimit = info.MaxOutboundReadLimit = 8;
     info.MaxCallerData = 56;
     info.MaxCalleeData = 148;
-    info.AdapterFlags = ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED | ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+    info.AdapterFlags = ND_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED | ND_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED |
+                        ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
     return info;  // no SRQ (MaxSharedReceiveQueueDepth 0), no windows; connections within the process
 }
 

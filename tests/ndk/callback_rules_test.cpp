@@ -170,6 +170,66 @@ TEST(NdkConnectEvents, EachConnectDeliversANewConnector) {
     pair.Release();
 }
 
+// NdkControlCqInterruptModeration: one callback per `count` completions
+// under a steady stream, every completion delivered once.
+TEST_F(NdkCallbacks, InterruptModerationByCountOneCallbackPerThatManyCompletions) {
+    constexpr int kMessages = 48, kCount = 8;
+    NDK_CQ *cq = pair_.server.cq;
+    Completion &n = pair_.server.notified;
+    ASSERT_EQ(cq->Dispatch->NdkControlCqInterruptModeration(cq, MAXULONG, kCount), STATUS_SUCCESS);
+    for (int i = 0; i < kMessages; ++i) {
+        NDK_SGE rs = pair_.server.region.Sge(size_t(i) * 256, 256);
+        ASSERT_EQ(pair_.server.qp->Dispatch->NdkReceive(pair_.server.qp, nullptr, &rs, 1), STATUS_SUCCESS);
+    }
+    Arm(NDK_CQ_NOTIFY_ANY);
+    int received = 0;
+    for (int k = 1; k <= kMessages; ++k) {
+        NDK_SGE ss = pair_.client.region.Sge(0, 32);
+        ASSERT_EQ(pair_.client.qp->Dispatch->NdkSend(pair_.client.qp, nullptr, &ss, 1, 0), STATUS_SUCCESS);
+        SendsDone(1);
+        if (k == kCount - 1) {  // one short of the count: no callback yet
+            Settle();
+            EXPECT_EQ(n.Count(), 0);
+        }
+        if (k % kCount) continue;
+        ASSERT_TRUE(n.Wait(k / kCount));
+        NDK_RESULT r[kMessages];
+        const ULONG got = cq->Dispatch->NdkGetCqResults(cq, r, kMessages);
+        EXPECT_EQ(got, ULONG(kCount));
+        for (ULONG i = 0; i < got; ++i) EXPECT_EQ(r[i].Status, STATUS_SUCCESS);
+        received += static_cast<int>(got);
+        Arm(NDK_CQ_NOTIFY_ANY);
+    }
+    EXPECT_EQ(received, kMessages);
+    Settle();
+    EXPECT_EQ(n.Count(), kMessages / kCount);  // 6 callbacks for 48 completions, the last arm still waiting
+}
+
+// ... and by time: a lone completion is notified once the interval is over.
+TEST_F(NdkCallbacks, InterruptModerationByTimeBoundsTheDelay) {
+    constexpr auto kInterval = std::chrono::milliseconds(200);
+    NDK_CQ *cq = pair_.server.cq;
+    Completion &n = pair_.server.notified;
+    ASSERT_EQ(cq->Dispatch->NdkControlCqInterruptModeration(cq, static_cast<ULONG>(kInterval.count() * 1000), 16),
+              STATUS_SUCCESS);
+    Arm(NDK_CQ_NOTIFY_ANY);
+    const auto t0 = Clock::now();
+    Exchange(1);
+    ASSERT_TRUE(n.Wait(1, std::chrono::seconds(5)));
+    const auto waited = Clock::now() - t0;
+    EXPECT_GE(waited, kInterval);
+    EXPECT_LT(waited, std::chrono::seconds(4));
+    Reap(1);
+    // Off again: the next arm fires on the first completion.
+    ASSERT_EQ(cq->Dispatch->NdkControlCqInterruptModeration(cq, 0, 0), STATUS_SUCCESS);
+    Arm(NDK_CQ_NOTIFY_ANY);
+    const auto t1 = Clock::now();
+    Exchange(1);
+    ASSERT_TRUE(n.Wait(2, std::chrono::seconds(5)));
+    EXPECT_LT(Clock::now() - t1, kInterval);
+    Reap(1);
+}
+
 TEST_F(NdkCallbacks, SendAndReceivePostsFromTwoThreadsWithoutLocks) {
     // NDK consumers serialise posts per queue, not per QP: on each side one
     // thread posts the receives and another the sends, at the same time, with

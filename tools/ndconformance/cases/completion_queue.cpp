@@ -3,6 +3,7 @@
 // destruction, GetResults counts, Resize.
 #include <memory>
 
+#include "opennd/cq_moderation.h"
 #include "suite.h"
 
 namespace ndc {
@@ -336,6 +337,43 @@ TEST_F(CompletionQueue, ResizeUnderTrafficLosesNothingR068) {
     }
     EXPECT_EQ(received, kMessages);
     EXPECT_GE(resizes, 10);
+}
+
+// OpenND's CQ extension (opennd/cq_moderation.h), what NDKPI's interrupt
+// moderation runs on: a provider that sets CQ_INTERRUPT_MODERATION answers
+// it on every CQ, and a moderated Notify waits for its count, or for its
+// interval; every entry is still there to take.
+TEST_F(CompletionQueue, InterruptModerationDefersNotifyByCountOrTime) {
+    CqPair c;
+    std::string err = c.Setup(node, addr);
+    ASSERT_TRUE(err.empty()) << err;
+    IOpenNdCqModeration *mod = nullptr;
+    const HRESULT hr = c.p.rcq->QueryInterface(IID_IOpenNdCqModeration, reinterpret_cast<void **>(&mod));
+    std::unique_ptr<IOpenNdCqModeration, void (*)(IOpenNdCqModeration *)> hold(
+        SUCCEEDED(hr) ? mod : nullptr, [](IOpenNdCqModeration *m) { m->Release(); });
+    if (!(node.info.AdapterFlags & ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED))
+        GTEST_SKIP() << "skipped: interrupt moderation (ND_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED clear)";
+    ASSERT_EQ(hr, S_OK) << "CQ_INTERRUPT_MODERATION is set, but the CQ does not answer IID_IOpenNdCqModeration";
+    constexpr ULONG kNoLimit = 0xFFFFFFFF;
+    EXPECT_ND(ND_INVALID_PARAMETER_MIX, mod->Moderate(kNoLimit, kNoLimit)) << "a Notify that could wait forever";
+    ASSERT_ND(ND_SUCCESS, mod->Moderate(kNoLimit, 3));
+    Ov ov;
+    ASSERT_ND(ND_PENDING, c.p.rcq->Notify(ND_CQ_NOTIFY_ANY, &ov));
+    ASSERT_TRUE(c.Send(0, 2));
+    ASSERT_TRUE(c.Delivered(2));
+    EXPECT_TRUE(StillPending(c.p.rcq.get(), &ov, 150)) << "the Notify fired with 2 of its 3 entries";
+    ASSERT_TRUE(c.Send());
+    EXPECT_ND(ND_SUCCESS, Finish(c.p.rcq.get(), &ov, ND_PENDING)) << "the third entry did not fire it";
+    EXPECT_EQ(c.Drain(), 3);
+    ASSERT_ND(ND_SUCCESS, mod->Moderate(100000, kNoLimit));  // 100 ms, no count
+    Ov later;
+    ASSERT_ND(ND_PENDING, c.p.rcq->Notify(ND_CQ_NOTIFY_ANY, &later));
+    const uint64_t t0 = NowUs();
+    ASSERT_TRUE(c.Send());
+    EXPECT_ND(ND_SUCCESS, Finish(c.p.rcq.get(), &later, ND_PENDING)) << "the interval passed and nothing fired";
+    EXPECT_GE(NowUs() - t0, 100000u) << "fired before its interval";
+    EXPECT_EQ(c.Drain(), 1);
+    EXPECT_ND(ND_SUCCESS, mod->Moderate(0, 0));
 }
 
 TEST_F(CompletionQueue, NotifyWithUnknownTypeRefused) {  // D29

@@ -9,6 +9,10 @@
 //    triggered satisfies a Notify armed after it arrived (no lost wake-ups);
 //  - a full CQ overruns: every Notify completes with ND_BUFFER_OVERFLOW and
 //    the CQ reports nothing further.
+// Interrupt moderation (opennd/cq_moderation.h, set through the CQ's
+// IOpenNdCqModeration) only defers a trigger: a satisfied Notify fires once
+// `count` entries are queued or `interval` after it was first satisfied, on
+// the CQ's timer thread (made on first use) if nothing else comes.
 //
 // Producers call Push from any thread. Locking: one short lock (SpinLock);
 // GetResults takes it too (a lock-free ring can replace this without changing the interface).
@@ -22,9 +26,11 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "opennd/cq_moderation.h"
 #include "opennd/kit/com.h"
 #include "opennd/kit/overlapped.h"
 #include "opennd/kit/reader_gate.h"
@@ -70,6 +76,11 @@ public:
     // waits for a poll in progress to finish.
     void AddPoller(CqPoller *p);
     void RemovePoller(CqPoller *p);
+    // IOpenNdCqModeration::Moderate (cq_moderation.cpp).
+    HRESULT Moderate(ULONG interval_us, ULONG count);
+
+    // IUnknown: also answers IID_IOpenNdCqModeration.
+    HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override;
 
     // IND2Overlapped
     HRESULT STDMETHODCALLTYPE CancelOverlappedRequests() override;
@@ -99,8 +110,13 @@ private:
         OVERLAPPED *ov;
         ULONG type;
     };
+    class ModerationTimer;
     bool TriggeredLocked(ULONG type) const;
     bool AnyTriggeredLocked() const;
+    // A trigger fires now: unmoderated, or moderation's count or time is up.
+    bool FireNowLocked() { return !moderated_ || ModerationDueLocked(); }
+    bool ModerationDueLocked();
+    void OnModerationTimer();
     void FireLocked(HRESULT status);
     void OverrunLocked();
 
@@ -131,6 +147,12 @@ private:
     // which only delays entries to the next call.
     ReaderGate pollers_gate_;
     std::vector<CqPoller *> pollers_;
+    // Moderation (under mu_): limits (UINT64_MAX: none), and when the armed
+    // Notify was first satisfied (0: it is not).
+    bool moderated_ = false;
+    uint64_t mod_count_ = UINT64_MAX, mod_interval_ns_ = UINT64_MAX;
+    uint64_t satisfied_ns_ = 0;
+    std::unique_ptr<ModerationTimer> timer_;  // stopped first in the destructor
 };
 
 }  // namespace opennd::kit

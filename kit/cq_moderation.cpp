@@ -1,0 +1,83 @@
+// A kit CQ's interrupt moderation (opennd/cq_moderation.h): the limits, the
+// check a trigger makes before it fires, the timer's look, and the
+// IOpenNdCqModeration face that NDKPI's NdkControlCqInterruptModeration
+// reaches through QueryInterface.
+#include <algorithm>
+
+#include "cq_moderation_timer.h"
+#include "opennd/kit/clock.h"
+#include "opennd/kit/completion_queue.h"
+
+namespace opennd::kit {
+
+OPENND_KIT_IIDS(IOpenNdCqModeration, &IID_IOpenNdCqModeration);
+
+namespace {
+
+constexpr ULONG kNoLimit = 0xFFFFFFFF;  // MAXULONG
+
+// The interface, as an object of its own holding the CQ (a tear-off).
+class CqModeration : public Unknown<IOpenNdCqModeration> {
+public:
+    explicit CqModeration(CompletionQueue *cq) : cq_(cq) { cq_->AddRef(); }
+    HRESULT STDMETHODCALLTYPE Moderate(ULONG interval_us, ULONG count) override {
+        return cq_->Moderate(interval_us, count);
+    }
+
+private:
+    ~CqModeration() override { cq_->Release(); }
+    CompletionQueue *const cq_;
+};
+
+}  // namespace
+
+HRESULT CompletionQueue::QueryInterface(REFIID iid, void **ppv) {
+    if (ppv && iid == IID_IOpenNdCqModeration) {
+        *ppv = static_cast<IOpenNdCqModeration *>(new CqModeration(this));
+        return S_OK;
+    }
+    return Unknown::QueryInterface(iid, ppv);
+}
+
+HRESULT CompletionQueue::Moderate(ULONG interval_us, ULONG count) {
+    std::lock_guard<SpinLock> lock(mu_);
+    if (interval_us == kNoLimit && (count == kNoLimit || count > depth_)) return ND_INVALID_PARAMETER_MIX;
+    moderated_ = interval_us != 0 && count > 1;
+    mod_count_ = count == kNoLimit ? UINT64_MAX : count;
+    mod_interval_ns_ = interval_us == kNoLimit ? UINT64_MAX : uint64_t(interval_us) * 1000;
+    if (moderated_ && mod_interval_ns_ != UINT64_MAX && !timer_) timer_ = std::make_unique<ModerationTimer>(this);
+    // New limits apply to what already waits: it may be due now.
+    if (AnyTriggeredLocked() && FireNowLocked()) FireLocked(ND_SUCCESS);
+    return ND_SUCCESS;
+}
+
+// A Notify is armed and satisfied. Errors are never held back. A count
+// above what the CQ holds is reached when it is full (NDKPI: "no count
+// limit"; a full CQ fires rather than waits to overrun).
+bool CompletionQueue::ModerationDueLocked() {
+    const uint64_t from = std::max(notified_, head_);
+    if (last_error_ > from) return true;
+    if (tail_ - from >= std::min(mod_count_, depth_)) return true;
+    if (mod_interval_ns_ == UINT64_MAX) return false;
+    const uint64_t now = NowNs();
+    if (!satisfied_ns_) {
+        satisfied_ns_ = now;
+        timer_->At(now + mod_interval_ns_);
+    }
+    return now - satisfied_ns_ >= mod_interval_ns_;
+}
+
+void CompletionQueue::OnModerationTimer() {
+    std::lock_guard<SpinLock> lock(mu_);
+    if (!satisfied_ns_) return;  // it fired, or was cancelled, meanwhile
+    if (!AnyTriggeredLocked()) {
+        satisfied_ns_ = 0;  // what satisfied it was taken by GetResults: the next entry starts anew
+        return;
+    }
+    if (!moderated_ || NowNs() - satisfied_ns_ >= mod_interval_ns_)
+        FireLocked(ND_SUCCESS);
+    else
+        timer_->At(satisfied_ns_ + mod_interval_ns_);
+}
+
+}  // namespace opennd::kit
