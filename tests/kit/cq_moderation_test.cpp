@@ -6,8 +6,8 @@
 
 #include <chrono>
 
+#include "loopback_cq_test.h"
 #include "opennd/cq_moderation.h"
-#include "support/loopback_adapter.h"
 
 using namespace testing_support;
 
@@ -15,40 +15,17 @@ namespace {
 
 constexpr ULONG kNoLimit = 0xFFFFFFFF;
 
-class CqModeration : public LoopbackAdapterTest {
+class CqModeration : public LoopbackCqTest {
 protected:
     void SetUp() override {
-        LoopbackAdapterTest::SetUp();
-        cq = NewCq(64);
-        ASSERT_EQ(adapter->CreateQueuePair(IID_IND2QueuePair, cq, cq, nullptr, 32, 32, 2, 2, 0,
-                                           reinterpret_cast<void **>(&qp)),
-                  ND_SUCCESS);
+        LoopbackCqTest::SetUp();
         ASSERT_EQ(cq->QueryInterface(IID_IOpenNdCqModeration, reinterpret_cast<void **>(&mod)), S_OK);
     }
     void TearDown() override {
         if (mod) mod->Release();
-        if (qp) qp->Release();
-        if (cq) cq->Release();
-        LoopbackAdapterTest::TearDown();
+        LoopbackCqTest::TearDown();
     }
-    void Exchange() {
-        ND2_SGE rsge{rbuf, sizeof rbuf, 0};
-        ASSERT_EQ(qp->Receive(nullptr, &rsge, 1), ND_SUCCESS);
-        ND2_SGE ssge{sbuf, sizeof sbuf, 0};
-        ASSERT_EQ(qp->Send(nullptr, &ssge, 1, 0), ND_SUCCESS);
-    }
-    ULONG Drain() {
-        ND2_RESULT r[8];
-        ULONG total = 0, n;
-        while ((n = cq->GetResults(r, 8)) > 0) total += n;
-        return total;
-    }
-    bool Completed(OVERLAPPED &ov) { return static_cast<HRESULT>(ov.Internal) != ND_PENDING; }
-
-    IND2CompletionQueue *cq = nullptr;
-    IND2QueuePair *qp = nullptr;
     IOpenNdCqModeration *mod = nullptr;
-    char rbuf[32], sbuf[16] = "hello";
 };
 
 TEST_F(CqModeration, TheAdapterSaysSo) {
