@@ -18,6 +18,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "lam.h"
 #include "object.h"
 #include "translate.h"
 
@@ -32,6 +33,7 @@ public:
     NDK_ADAPTER *pub() { return &face_.pub; }
     IND2Adapter *nd() const { return nd_; }
     HANDLE file() const { return file_; }
+    Lams &lams() { return lams_; }
 
     // ---- lifecycle ----
     // A new object: child of the adapter, dependent of each non-null antecedent.
@@ -115,6 +117,7 @@ private:
     IND2Adapter *nd_;
     HANDLE file_;
     HANDLE port_;
+    Lams lams_;  // released before the ND2 adapter
     std::thread thread_;
     std::thread::id dispatcher_id_;
     std::mutex mu_;

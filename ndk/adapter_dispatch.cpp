@@ -97,15 +97,17 @@ NTSTATUS CreateListener(NDK_ADAPTER *pAdapter, NDK_FN_CONNECT_EVENT_CALLBACK Con
     return STATUS_SUCCESS;
 }
 
-// Logical address mappings are adapter (bus) addresses of pinned pages; a
-// user-space ND2 consumer has none, and nothing could use them (no
-// fast-register MRs, no privileged token).
-NTSTATUS BuildLam(NDK_ADAPTER *, MDL *, SIZE_T, NDK_FN_REQUEST_COMPLETION, PVOID, NDK_LOGICAL_ADDRESS_MAPPING *,
-                  ULONG *, ULONG *) {
-    return STATUS_NOT_SUPPORTED;
+// Logical address mappings (lam.h): synchronous, never pending.
+NTSTATUS BuildLam(NDK_ADAPTER *pAdapter, MDL *Mdl, SIZE_T Length, NDK_FN_REQUEST_COMPLETION, PVOID,
+                  NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize, ULONG *pFBO) {
+    Adapter *a = Adapter::From(pAdapter);
+    if (a->closing()) return STATUS_INVALID_DEVICE_STATE;
+    return a->lams().Build(Mdl, Length, pNdkLAM, pLAMSize, pFBO);
 }
 
-VOID ReleaseLam(NDK_ADAPTER *, NDK_LOGICAL_ADDRESS_MAPPING *) {}  // nothing was ever built
+VOID ReleaseLam(NDK_ADAPTER *pAdapter, NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM) {
+    Adapter::From(pAdapter)->lams().Release(pNdkLAM);
+}
 
 }  // namespace
 

@@ -41,13 +41,14 @@ NTSTATUS InterfaceAddresses(NET_IFINDEX index, std::vector<sockaddr_storage> *ou
 }  // namespace
 
 Adapter::Adapter(IND2Adapter *nd, HANDLE file, HANDLE port)
-    : Object(this, NdkObjectTypeAdapter), nd_(nd), file_(file), port_(port) {
+    : Object(this, NdkObjectTypeAdapter), nd_(nd), file_(file), port_(port), lams_(nd, file) {
     InitHeader(&face_.pub.Header);
     face_.pub.Dispatch = &kAdapterDispatch;
     face_.self = this;
 }
 
 Adapter::~Adapter() {
+    lams_.ReleaseAll();  // mappings the consumer never released
     nd_->Release();
     CloseHandle(port_);
     CloseHandle(file_);

@@ -27,18 +27,6 @@ Mw::~Mw() { nd_->Release(); }
 
 namespace {
 
-// The chain must describe at least `length` virtually contiguous bytes.
-bool MdlCovers(const MDL *mdl, SIZE_T length) {
-    auto expected = reinterpret_cast<ULONG_PTR>(MmGetMdlVirtualAddress(mdl));
-    SIZE_T total = 0;
-    for (const MDL *m = mdl; m && total < length; m = m->Next) {
-        if (reinterpret_cast<ULONG_PTR>(MmGetMdlVirtualAddress(m)) != expected) return false;
-        total += MmGetMdlByteCount(m);
-        expected += MmGetMdlByteCount(m);
-    }
-    return total >= length;
-}
-
 NTSTATUS RegisterMr(NDK_MR *pMr, MDL *Mdl, SIZE_T Length, ULONG Flags, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                     PVOID RequestContext) {
     Mr *mr = Self<Mr>(pMr);

@@ -113,11 +113,9 @@ NTSTATUS CreateQpWithSrq(NDK_PD *pPd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, 
 }
 
 // The privileged token lets SGEs carry logical addresses (from NdkBuildLAM)
-// without registration. OpenND has neither: the call reports token 0, which
-// the software provider never hands out (slot 0 is reserved), so an SGE
-// carrying it fails like any unknown token.
-VOID GetPrivilegedMemoryRegionToken(NDK_PD *, UINT32 *pToken) {
-    if (pToken) *pToken = 0;
+// with no registration of their own, for local access only (lam.h).
+VOID GetPrivilegedMemoryRegionToken(NDK_PD *pPd, UINT32 *pToken) {
+    if (pToken) *pToken = Self<Pd>(pPd)->adapter()->lams().privileged_token();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // NDK QP over IND2QueuePair: the data path. Every post is the ND2 call of the
 // same name with the flags translated (one table lookup) and the SGE array
-// passed through (same layout). No lock: NDK consumers serialise posts per
+// passed through (same layout; an SGE with the privileged token gets its
+// logical address mapping's token, lam.h). No lock: NDK consumers serialise posts per
 // queue, as ND2 providers allow (Bind, rare, links the window to its MR
 // under the adapter's lock).
 #include "objects.h"
@@ -26,11 +27,15 @@ NTSTATUS Send(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge
     ULONG flags;
     NTSTATUS status = OpFlagsToNd(Flags, &flags);
     if (status != STATUS_SUCCESS) return status;
-    return StatusFromNd(Self<Qp>(pQp)->nd()->Send(RequestContext, SgesToNd(pSgl), nSge, flags));
+    Qp *qp = Self<Qp>(pQp);
+    return PostSges(qp->adapter()->lams(), pSgl, nSge,
+                    [&](const ND2_SGE *sge) { return qp->nd()->Send(RequestContext, sge, nSge, flags); });
 }
 
 NTSTATUS Receive(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge) {
-    return StatusFromNd(Self<Qp>(pQp)->nd()->Receive(RequestContext, SgesToNd(pSgl), nSge));
+    Qp *qp = Self<Qp>(pQp);
+    return PostSges(qp->adapter()->lams(), pSgl, nSge,
+                    [&](const ND2_SGE *sge) { return qp->nd()->Receive(RequestContext, sge, nSge); });
 }
 
 NTSTATUS Bind(NDK_QP *pQp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw, PVOID VirtualAddress, SIZE_T Length,
@@ -75,8 +80,10 @@ NTSTATUS Read(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge
     ULONG flags;
     NTSTATUS status = OpFlagsToNd(Flags, &flags);
     if (status != STATUS_SUCCESS) return status;
-    return StatusFromNd(
-        Self<Qp>(pQp)->nd()->Read(RequestContext, SgesToNd(pSgl), nSge, RemoteAddress, RemoteToken, flags));
+    Qp *qp = Self<Qp>(pQp);
+    return PostSges(qp->adapter()->lams(), pSgl, nSge, [&](const ND2_SGE *sge) {
+        return qp->nd()->Read(RequestContext, sge, nSge, RemoteAddress, RemoteToken, flags);
+    });
 }
 
 NTSTATUS Write(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
@@ -84,8 +91,10 @@ NTSTATUS Write(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSg
     ULONG flags;
     NTSTATUS status = OpFlagsToNd(Flags, &flags);
     if (status != STATUS_SUCCESS) return status;
-    return StatusFromNd(
-        Self<Qp>(pQp)->nd()->Write(RequestContext, SgesToNd(pSgl), nSge, RemoteAddress, RemoteToken, flags));
+    Qp *qp = Self<Qp>(pQp);
+    return PostSges(qp->adapter()->lams(), pSgl, nSge, [&](const ND2_SGE *sge) {
+        return qp->nd()->Write(RequestContext, sge, nSge, RemoteAddress, RemoteToken, flags);
+    });
 }
 
 // ND2 has no Send that invalidates a token at the receiver (and so no

@@ -86,7 +86,9 @@ NTSTATUS ModifySrq(NDK_SRQ *pSrq, ULONG SrqDepth, ULONG NotifyThreshold, NDK_FN_
 }
 
 NTSTATUS SrqReceive(NDK_SRQ *pSrq, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge) {
-    return StatusFromNd(Self<Srq>(pSrq)->nd()->Receive(RequestContext, SgesToNd(pSgl), nSge));
+    Srq *srq = Self<Srq>(pSrq);
+    return PostSges(srq->adapter()->lams(), pSgl, nSge,
+                    [&](const ND2_SGE *sge) { return srq->nd()->Receive(RequestContext, sge, nSge); });
 }
 
 }  // namespace

@@ -114,6 +114,17 @@ constexpr MrFlagEntry kAdapterFlags[] = {
 
 }  // namespace
 
+bool MdlCovers(const MDL *mdl, SIZE_T length) {
+    auto expected = reinterpret_cast<ULONG_PTR>(MmGetMdlVirtualAddress(mdl));
+    SIZE_T total = 0;
+    for (const MDL *m = mdl; m && total < length; m = m->Next) {
+        if (reinterpret_cast<ULONG_PTR>(MmGetMdlVirtualAddress(m)) != expected) return false;
+        total += MmGetMdlByteCount(m);
+        expected += MmGetMdlByteCount(m);
+    }
+    return total >= length;
+}
+
 NTSTATUS StatusFromNdSlow(HRESULT hr) {
     for (const StatusEntry &e : kStatuses)
         if (e.nd == hr) return e.ndk;

@@ -44,6 +44,9 @@ void ResultExFromNd(const ND2_RESULT &in, NDK_RESULT_EX *out);
 // ND2_ADAPTER_INFO to NDK_ADAPTER_INFO, reporting `version`.
 void AdapterInfoFromNd(const ND2_ADAPTER_INFO &in, NDK_VERSION version, NDK_ADAPTER_INFO *out);
 
+// The MDL chain describes at least `length` virtually contiguous bytes.
+bool MdlCovers(const MDL *mdl, SIZE_T length);
+
 // NDK_SGE and ND2_SGE have the same layout: SGE arrays are passed through.
 inline const ND2_SGE *SgesToNd(const NDK_SGE *sge) { return reinterpret_cast<const ND2_SGE *>(sge); }
 

@@ -7,6 +7,11 @@
  * MDL: OpenND has no page lists. An MDL here only describes a virtually
  * contiguous range of this process's memory (StartVa + ByteOffset, ByteCount);
  * MmInitializeMdl fills one in. Chains (Next) must be virtually contiguous.
+ *
+ * Logical addresses (NdkBuildLAM's AdapterPageArray, and SGEs that carry the
+ * privileged token) are the virtual addresses of this process's pages: a
+ * mapping lists PAGE_SIZE pages of the MDL's range, registered with the
+ * provider until NdkReleaseLAM.
  */
 #ifndef OPENND_NDKTYPES_H
 #define OPENND_NDKTYPES_H

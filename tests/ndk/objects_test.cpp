@@ -59,13 +59,10 @@ TEST_F(NdkObjects, PdCreatesEveryChild) {
     EXPECT_EQ(Close(mr), STATUS_SUCCESS);
 }
 
-TEST_F(NdkObjects, FastRegisterAndPrivilegedTokenAreNotAvailable) {
+TEST_F(NdkObjects, FastRegisterIsNotAvailable) {
     NDK_MR *mr = nullptr;
     EXPECT_EQ(pd_->Dispatch->NdkCreateMr(pd_, TRUE, nullptr, nullptr, &mr), STATUS_NOT_SUPPORTED);
     EXPECT_EQ(mr, nullptr);
-    UINT32 token = 0xFFFFFFFF;
-    pd_->Dispatch->NdkGetPrivilegedMemoryRegionToken(pd_, &token);
-    EXPECT_EQ(token, 0u);
     ASSERT_EQ(pd_->Dispatch->NdkCreateMr(pd_, FALSE, nullptr, nullptr, &mr), STATUS_SUCCESS);
     Completion c;
     EXPECT_EQ(mr->Dispatch->NdkInitializeFastRegisterMr(mr, 16, TRUE, Completion::Request, &c), STATUS_NOT_SUPPORTED);

@@ -142,21 +142,10 @@ TEST_F(NdkAdapterDispatch, CreatesReturnSuccessWithoutCallback) {
     EXPECT_EQ(created.Count(), 0);
 }
 
-TEST_F(NdkAdapterDispatch, SharedEndpointsAndLamAreNotSupported) {
+TEST_F(NdkAdapterDispatch, SharedEndpointsAreNotSupported) {
     const NDK_ADAPTER_DISPATCH *d = adapter_->Dispatch;
     sockaddr_in a = Loopback();
     NDK_SHARED_ENDPOINT *ep = nullptr;
     EXPECT_EQ(d->NdkCreateSharedEndpoint(adapter_, Sa(&a), sizeof a, nullptr, nullptr, &ep), STATUS_NOT_SUPPORTED);
     EXPECT_EQ(ep, nullptr);
-    std::vector<char> buffer(8192);
-    MDL mdl;
-    MmInitializeMdl(&mdl, buffer.data(), buffer.size());
-    alignas(NDK_LOGICAL_ADDRESS_MAPPING) char lam[256];
-    ULONG lam_size = sizeof lam, fbo = 0;
-    Completion c;
-    EXPECT_EQ(d->NdkBuildLAM(adapter_, &mdl, buffer.size(), Completion::Request, &c,
-                             reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING *>(lam), &lam_size, &fbo),
-              STATUS_NOT_SUPPORTED);
-    d->NdkReleaseLAM(adapter_, reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING *>(lam));  // harmless
-    EXPECT_EQ(c.Count(), 0);
 }

@@ -1,0 +1,137 @@
+// Logical address mappings and the privileged token (lam.h).
+#include "lam.h"
+
+#include <sys/random.h>
+
+#include <cstddef>
+#include <mutex>
+
+#include "translate.h"
+
+namespace opennd::ndk {
+namespace {
+
+UINT32 RandomToken() {
+    UINT32 t = 0;
+    while (t == 0)
+        if (getrandom(&t, sizeof t, 0) != sizeof t) t = 0;
+    return t;
+}
+
+// An ND2 overlapped call on `mr`, waited for. The OVERLAPPED carries an
+// event tagged with bit 0, so no packet reaches the adapter's port (the
+// dispatcher knows nothing of this request).
+template <class Call>
+HRESULT Wait(IND2MemoryRegion *mr, Call &&call) {
+    HANDLE event = CreateEvent(nullptr, TRUE, FALSE, nullptr);
+    if (!event) return ND_NO_MEMORY;
+    OVERLAPPED ov{};
+    ov.hEvent = reinterpret_cast<HANDLE>(reinterpret_cast<uintptr_t>(event) | 1);
+    HRESULT hr = call(&ov);
+    if (hr == ND_PENDING) hr = mr->GetOverlappedResult(&ov, TRUE);
+    CloseHandle(event);
+    return hr;
+}
+
+void Drop(IND2MemoryRegion *mr) {
+    Wait(mr, [&](OVERLAPPED *ov) { return mr->Deregister(ov); });
+    mr->Release();
+}
+
+}  // namespace
+
+Lams::Lams(IND2Adapter *nd, HANDLE file) : nd_(nd), file_(file), token_(RandomToken()) {}
+
+void Lams::ReleaseAll() {
+    std::multimap<uintptr_t, Lam> all;
+    {
+        std::unique_lock lock(mu_);
+        all.swap(lams_);
+        starts_.clear();
+    }
+    for (auto &[start, lam] : all) Drop(lam.mr);
+}
+
+NTSTATUS Lams::Build(MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS_MAPPING *out, ULONG *size, ULONG *fbo) {
+    if (!mdl || !size || !fbo || length == 0 || !MdlCovers(mdl, length)) return STATUS_INVALID_PARAMETER;
+    const auto va = reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl));
+    const uintptr_t start = va & ~uintptr_t(PAGE_SIZE - 1);
+    if (va + length < va || va + length > UINTPTR_MAX - PAGE_SIZE) return STATUS_INVALID_PARAMETER;
+    const uintptr_t end = (va + length + PAGE_SIZE - 1) & ~uintptr_t(PAGE_SIZE - 1);
+    const uint64_t pages = (end - start) / PAGE_SIZE;
+    const uint64_t need = offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) + pages * sizeof(NDK_LOGICAL_ADDRESS);
+    if (need > 0xFFFFFFFFu) return STATUS_INVALID_PARAMETER;
+    if (!out || *size < need) {
+        *size = static_cast<ULONG>(need);
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    IND2MemoryRegion *mr = nullptr;
+    HRESULT hr = nd_->CreateMemoryRegion(IID_IND2MemoryRegion, file_, reinterpret_cast<void **>(&mr));
+    if (FAILED(hr)) return StatusFromNd(hr);
+    hr = Wait(mr, [&](OVERLAPPED *ov) {
+        return mr->Register(reinterpret_cast<void *>(start), end - start, ND_MR_FLAG_ALLOW_LOCAL_WRITE, ov);
+    });
+    if (FAILED(hr)) {
+        mr->Release();
+        return StatusFromNd(hr);
+    }
+    uint64_t id;
+    {
+        std::unique_lock lock(mu_);
+        id = next_id_++;
+        lams_.emplace(start, Lam{id, end, mr, mr->GetLocalToken()});
+        starts_.emplace(id, start);
+        if (end - start > widest_) widest_ = end - start;
+    }
+    out->AdapterContext = reinterpret_cast<PVOID>(static_cast<uintptr_t>(id));
+    out->AdapterPageCount = static_cast<ULONG>(pages);
+    for (uint64_t i = 0; i < pages; ++i) out->AdapterPageArray[i].QuadPart = static_cast<LONGLONG>(start + i * PAGE_SIZE);
+    *fbo = static_cast<ULONG>(va - start);
+    *size = static_cast<ULONG>(need);
+    return STATUS_SUCCESS;
+}
+
+void Lams::Release(NDK_LOGICAL_ADDRESS_MAPPING *lam) {
+    if (!lam) return;
+    IND2MemoryRegion *mr = nullptr;
+    {
+        std::unique_lock lock(mu_);
+        auto s = starts_.find(reinterpret_cast<uintptr_t>(lam->AdapterContext));
+        if (s == starts_.end()) return;  // not one of ours, or released already
+        auto [first, last] = lams_.equal_range(s->second);
+        for (auto it = first; it != last; ++it)
+            if (it->second.id == s->first) {
+                mr = it->second.mr;
+                lams_.erase(it);
+                break;
+            }
+        starts_.erase(s);
+    }
+    if (mr) Drop(mr);
+}
+
+bool Lams::Translate(const NDK_SGE *sge, ULONG n, ND2_SGE *out) const {
+    std::shared_lock lock(mu_);
+    for (ULONG i = 0; i < n; ++i) {
+        out[i] = *SgesToNd(&sge[i]);
+        if (sge[i].MemoryRegionToken != token_) continue;
+        const auto at = static_cast<uintptr_t>(sge[i].LogicalAddress.QuadPart);
+        const uintptr_t to = at + sge[i].Length;
+        if (to < at) return false;
+        // Mappings that start at or below `at`, nearest first, back as far
+        // as the widest mapping reaches.
+        bool found = false;
+        for (auto it = lams_.upper_bound(at); it != lams_.begin() && !found;) {
+            --it;
+            if (at - it->first >= widest_) break;
+            if (to <= it->second.end) {
+                out[i].MemoryRegionToken = it->second.token;
+                found = true;
+            }
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
+}  // namespace opennd::ndk
