@@ -1,10 +1,21 @@
 option(OPENND_BUILD_TESTS "Build the test suite" ON)
 option(OPENND_BUILD_BENCH "Build the benchmarks" ON)
-option(OPENND_WERROR "Treat warnings as errors" ON)
+# Warnings are errors in the project's own checks (scripts/test.sh turns
+# this on), never in a user's or a packager's build: another compiler or
+# build type may warn where GCC 12 and Clang 14 at the CI's types do not.
+option(OPENND_WERROR "Treat warnings as errors" OFF)
 set(OPENND_SANITIZE "" CACHE STRING "Sanitizers for the whole build: address,undefined or thread")
 
 add_library(opennd_warnings INTERFACE)
 target_compile_options(opennd_warnings INTERFACE -Wall -Wextra $<$<BOOL:${OPENND_WERROR}>:-Werror>)
+# GCC 12 at -O3 (Release) reports -Wrestrict, -Warray-bounds and
+# -Wstringop-overread inside libstdc++'s std::string and std::vector code
+# inlined into ours (a string literal + a std::string, a vector built from
+# a list and then inserted into) where nothing overlaps or runs past an end:
+# known false positives of that release. The other build types keep them.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(opennd_warnings INTERFACE $<$<CONFIG:Release>:-Wno-restrict -Wno-array-bounds -Wno-stringop-overread>)
+endif()
 
 if(OPENND_SANITIZE)
   # libstdc++'s bounds checks too: an index past a deque or vector (which

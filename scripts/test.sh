@@ -29,7 +29,7 @@ vm_stage() {
 }
 
 step "build (RelWithDebInfo)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPENND_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 step "tests"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300 || { bash scripts/failure-summary.sh build; exit 1; }
@@ -38,7 +38,7 @@ step "install and packaging checks"
 bash scripts/check-install.sh build
 
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=address,undefined -DOPENND_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOPENND_WERROR=ON -DOPENND_SANITIZE=address,undefined -DOPENND_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 step "tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -46,7 +46,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   { bash scripts/failure-summary.sh build-asan; exit 1; }
 
 step "build with ThreadSanitizer"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOPENND_WERROR=ON -DOPENND_SANITIZE=thread -DOPENND_BUILD_BENCH=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" --target test_win32 test_kit test_soft test_soft_engine ndsoft test_ndk ndksmbd
 step "concurrency tests under TSan"
 # The two-process test runs on the cross-memory-attach path only: on the
@@ -61,7 +61,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
 # Every target with Clang too (the suite runs under GCC above): a construct
 # one compiler takes and the other refuses fails here, not in a user's build.
 step "build everything with Clang (Debug, warnings as errors)"
-CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
+CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug -DOPENND_WERROR=ON >/dev/null
 cmake --build build-clang -j"$jobs"
 
 # The iWARP decoders and engine fed hostile bytes (fuzz/README.md): a short
@@ -69,7 +69,7 @@ cmake --build build-clang -j"$jobs"
 # oracles on. A finding fails the stage and is left in build-fuzz/.
 fuzz_seconds=${OPENND_FUZZ_SECONDS:-60}
 step "fuzz the iWARP decoders and engine (libFuzzer, ${fuzz_seconds} s)"
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPENND_BUILD_FUZZ=ON \
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPENND_WERROR=ON -DOPENND_BUILD_FUZZ=ON \
   -DOPENND_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j"$jobs" --target iwarp_fuzzer
 fuzz_work=$(mktemp -d)

@@ -91,7 +91,10 @@ void Usage(FILE *out) {
 void List() {
     for (const auto &t : AllTests()) {
         std::string sizes;
-        for (uint64_t s : DefaultSizes(t, false)) sizes += (sizes.empty() ? "" : ",") + FormatSize(s);
+        for (uint64_t s : DefaultSizes(t, false)) {
+            if (!sizes.empty()) sizes += ',';
+            sizes += FormatSize(s);  // not `"," + ...`: GCC 12 -O3's false -Wrestrict
+        }
         std::printf("%-20s %-9s sizes %-40s %s\n", t.name, t.kind == Kind::kLatency ? "latency" : "bandwidth",
                     sizes.c_str(), t.summary);
     }
