@@ -40,12 +40,24 @@ HRESULT CompletionQueue::QueryInterface(REFIID iid, void **ppv) {
 }
 
 HRESULT CompletionQueue::Moderate(ULONG interval_us, ULONG count) {
+    const bool moderated = interval_us != 0 && count > 1;
+    // A limit in time needs the timer thread: started here, not under the
+    // spin lock every Push takes (one made twice by racing calls is dropped).
+    std::unique_ptr<ModerationTimer> made;
+    if (moderated && interval_us != kNoLimit) {
+        bool need;
+        {
+            std::lock_guard<SpinLock> lock(mu_);
+            need = !timer_;
+        }
+        if (need) made = std::make_unique<ModerationTimer>(this);
+    }
     std::lock_guard<SpinLock> lock(mu_);
     if (interval_us == kNoLimit && (count == kNoLimit || count > depth_)) return ND_INVALID_PARAMETER_MIX;
-    moderated_ = interval_us != 0 && count > 1;
+    if (made && !timer_) timer_ = std::move(made);
+    moderated_ = moderated;
     mod_count_ = count == kNoLimit ? UINT64_MAX : count;
     mod_interval_ns_ = interval_us == kNoLimit ? UINT64_MAX : uint64_t(interval_us) * 1000;
-    if (moderated_ && mod_interval_ns_ != UINT64_MAX && !timer_) timer_ = std::make_unique<ModerationTimer>(this);
     // New limits apply to what already waits: it may be due now.
     if (AnyTriggeredLocked() && FireNowLocked()) FireLocked(ND_SUCCESS);
     return ND_SUCCESS;

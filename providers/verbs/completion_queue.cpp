@@ -74,6 +74,21 @@ void CompletionQueue::PushSoftware(const ND2_RESULT &r) {
     Push(r);
 }
 
+template <class Take>
+ULONG CompletionQueue::PollLocked(ULONG room, Take &&take) {
+    ibv_wc wc[16];
+    ULONG got = 0;
+    for (;;) {
+        const int want = static_cast<int>(std::min<ULONG>(room - got, 16));
+        const int k = ibv_poll_cq(cq_, want, wc);
+        for (int i = 0; i < k; ++i) {
+            QueuePair *qp = FindLocked(wc[i].qp_num);  // null: a queue pair destroyed with completions queued
+            if (qp && take(qp, wc[i])) ++got;
+        }
+        if (k < want || got == room) return got;
+    }
+}
+
 // The kit's GetResults (entries queued, or a Notify armed) polls the
 // device through this.
 void CompletionQueue::PollForCq() { Drain(false); }
@@ -87,35 +102,25 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
     if (n != 0 && Quiet()) {
         std::lock_guard<kit::SpinLock> lock(mu_);
         if (Quiet()) {
-            ibv_wc wc[16];
             ULONG got = 0;
-            for (;;) {
-                const int want = static_cast<int>(std::min<ULONG>(n - got, 16));
-                const int k = ibv_poll_cq(cq_, want, wc);
-                for (int i = 0; i < k; ++i) {
-                    QueuePair *qp = FindLocked(wc[i].qp_num);
-                    if (qp && qp->Complete(wc[i], &results[got])) ++got;
-                }
-                if (k < want || got == n) return got;
-            }
+            return PollLocked(n, [&](QueuePair *qp, const ibv_wc &wc) {
+                if (!qp->Complete(wc, &results[got])) return false;
+                ++got;
+                return true;
+            });
         }
     }
     return kit::CompletionQueue::GetResults(results, n);
 }
 
 void CompletionQueue::Drain(bool solicited) {
-    ibv_wc wc[16];
     std::lock_guard<kit::SpinLock> lock(mu_);
-    for (;;) {
-        const int n = ibv_poll_cq(cq_, 16, wc);
-        for (int i = 0; i < n; ++i) {
-            QueuePair *qp = FindLocked(wc[i].qp_num);
-            ND2_RESULT r;
-            if (!qp || !qp->Complete(wc[i], &r)) continue;
-            Push(r, solicited && r.RequestType == Nd2RequestTypeReceive);
-        }
-        if (n < 16) return;
-    }
+    PollLocked(UINT32_MAX, [&](QueuePair *qp, const ibv_wc &wc) {
+        ND2_RESULT r;
+        if (!qp->Complete(wc, &r)) return false;
+        Push(r, solicited && r.RequestType == Nd2RequestTypeReceive);
+        return true;
+    });
 }
 
 HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {

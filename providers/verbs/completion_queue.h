@@ -60,6 +60,11 @@ private:
     // Polls the device and pushes what it finds; `solicited`: the event of
     // a solicited-only arm, so a receive drained now was solicited.
     void Drain(bool solicited);
+    // Polls the device (under mu_) until `room` completions are reported or
+    // it has no more; `take(qp, wc)` turns one into its result and says
+    // whether it is reported. Returns how many were.
+    template <class Take>
+    ULONG PollLocked(ULONG room, Take &&take);
     QueuePair *FindLocked(uint32_t qp_num);
 
     std::shared_ptr<Device> device_;
