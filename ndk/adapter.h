@@ -34,6 +34,8 @@ public:
     IND2Adapter *nd() const { return nd_; }
     HANDLE file() const { return file_; }
     Lams &lams() { return lams_; }
+    // The provider's OpenND extensions (OPENND_EXT_*, opennd/nd_extensions.h).
+    ULONG extensions() const { return extensions_; }
 
     // ---- lifecycle ----
     // A new object: child of the adapter, dependent of each non-null antecedent.
@@ -118,6 +120,7 @@ private:
     HANDLE file_;
     HANDLE port_;
     Lams lams_;  // released before the ND2 adapter
+    ULONG extensions_ = 0;
     std::thread thread_;
     std::thread::id dispatcher_id_;
     std::mutex mu_;

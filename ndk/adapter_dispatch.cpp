@@ -16,9 +16,10 @@ NTSTATUS QueryAdapterInfo(NDK_ADAPTER *pAdapter, NDK_ADAPTER_INFO *pInfo, ULONG 
     ND2_ADAPTER_INFO info{};
     info.InfoVersion = ND_VERSION_2;
     ULONG size = sizeof info;
-    HRESULT hr = Adapter::From(pAdapter)->nd()->Query(&info, &size);
+    Adapter *a = Adapter::From(pAdapter);
+    HRESULT hr = a->nd()->Query(&info, &size);
     if (FAILED(hr)) return StatusFromNd(hr);
-    AdapterInfoFromNd(info, pAdapter->Header.Version, pInfo);
+    AdapterInfoFromNd(info, a->extensions(), pAdapter->Header.Version, pInfo);
     *pBufferSize = sizeof(NDK_ADAPTER_INFO);
     return STATUS_SUCCESS;
 }

@@ -12,6 +12,7 @@
 
 #include "ndsupport.h"
 #include "objects.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::ndk {
 namespace {
@@ -45,6 +46,11 @@ Adapter::Adapter(IND2Adapter *nd, HANDLE file, HANDLE port)
     InitHeader(&face_.pub.Header);
     face_.pub.Dispatch = &kAdapterDispatch;
     face_.self = this;
+    IOpenNdAdapterExt *ext = nullptr;
+    if (SUCCEEDED(nd_->QueryInterface(IID_IOpenNdAdapterExt, reinterpret_cast<void **>(&ext))) && ext) {
+        extensions_ = ext->Extensions();
+        ext->Release();
+    }
 }
 
 Adapter::~Adapter() {

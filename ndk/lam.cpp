@@ -110,28 +110,37 @@ void Lams::Release(NDK_LOGICAL_ADDRESS_MAPPING *lam) {
     if (mr) Drop(mr);
 }
 
+const Lams::Lam *Lams::FindLocked(uintptr_t at, uintptr_t to) const {
+    if (to < at) return nullptr;
+    // Mappings that start at or below `at`, nearest first, back as far as
+    // the widest mapping reaches.
+    for (auto it = lams_.upper_bound(at); it != lams_.begin();) {
+        --it;
+        if (at - it->first >= widest_) break;
+        if (to <= it->second.end) return &it->second;
+    }
+    return nullptr;
+}
+
 bool Lams::Translate(const NDK_SGE *sge, ULONG n, ND2_SGE *out) const {
     std::shared_lock lock(mu_);
     for (ULONG i = 0; i < n; ++i) {
         out[i] = *SgesToNd(&sge[i]);
         if (sge[i].MemoryRegionToken != token_) continue;
         const auto at = static_cast<uintptr_t>(sge[i].LogicalAddress.QuadPart);
-        const uintptr_t to = at + sge[i].Length;
-        if (to < at) return false;
-        // Mappings that start at or below `at`, nearest first, back as far
-        // as the widest mapping reaches.
-        bool found = false;
-        for (auto it = lams_.upper_bound(at); it != lams_.begin() && !found;) {
-            --it;
-            if (at - it->first >= widest_) break;
-            if (to <= it->second.end) {
-                out[i].MemoryRegionToken = it->second.token;
-                found = true;
-            }
-        }
-        if (!found) return false;
+        const Lam *lam = FindLocked(at, at + sge[i].Length);
+        if (!lam) return false;
+        out[i].MemoryRegionToken = lam->token;
     }
     return true;
+}
+
+IND2MemoryRegion *Lams::Holding(uintptr_t at, uintptr_t to) const {
+    std::shared_lock lock(mu_);
+    const Lam *lam = FindLocked(at, to);
+    if (!lam) return nullptr;
+    lam->mr->AddRef();
+    return lam->mr;
 }
 
 }  // namespace opennd::ndk

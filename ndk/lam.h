@@ -50,6 +50,9 @@ public:
     // out[i] = sge[i], except that a privileged SGE gets the token of the
     // mapping holding all its bytes. False if one lies outside every mapping.
     bool Translate(const NDK_SGE *sge, ULONG n, ND2_SGE *out) const;
+    // The region of a mapping holding all of [at, to), with a reference the
+    // caller releases; null if none does.
+    IND2MemoryRegion *Holding(uintptr_t at, uintptr_t to) const;
 
 private:
     struct Lam {
@@ -66,6 +69,8 @@ private:
     // page, or one buffer mapped twice).
     std::multimap<uintptr_t, Lam> lams_;
     std::map<uint64_t, uintptr_t> starts_;  // id -> first page
+    // The mapping holding all of [at, to), or null (mu_ held, either way).
+    const Lam *FindLocked(uintptr_t at, uintptr_t to) const;
     uint64_t next_id_ = 1;
     uintptr_t widest_ = 0;  // the longest mapping's bytes: how far back Translate looks
 };

@@ -13,9 +13,22 @@ Mr::Mr(Adapter *adapter, IND2MemoryRegion *nd) : Object(adapter, NdkObjectTypeMr
     face_.self = this;
 }
 
-Mr::~Mr() { nd_->Release(); }  // a region still registered is deregistered by the release
+Mr::Mr(Adapter *adapter, IND2MemoryWindow *fast) : Object(adapter, NdkObjectTypeMr), fast_(fast) {
+    InitHeader(&face_.pub.Header);
+    face_.pub.Dispatch = &kMrDispatch;
+    face_.self = this;
+}
 
-void Mr::StopWork() { nd_->CancelOverlappedRequests(); }
+// A region still registered is deregistered by the release; a window still
+// fast-registered is invalidated by it.
+Mr::~Mr() {
+    if (nd_) nd_->Release();
+    if (fast_) fast_->Release();
+}
+
+void Mr::StopWork() {
+    if (nd_) nd_->CancelOverlappedRequests();
+}
 
 Mw::Mw(Adapter *adapter, IND2MemoryWindow *nd) : Object(adapter, NdkObjectTypeMw), nd_(nd) {
     InitHeader(&face_.pub.Header);
@@ -30,6 +43,7 @@ namespace {
 NTSTATUS RegisterMr(NDK_MR *pMr, MDL *Mdl, SIZE_T Length, ULONG Flags, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                     PVOID RequestContext) {
     Mr *mr = Self<Mr>(pMr);
+    if (!mr->nd()) return STATUS_INVALID_DEVICE_REQUEST;  // a fast-register MR
     if (!Mdl || Length == 0 || !MdlCovers(Mdl, Length)) return STATUS_INVALID_PARAMETER;
     ULONG flags = 0;
     NTSTATUS status = MrFlagsToNd(Flags, &flags);
@@ -41,19 +55,40 @@ NTSTATUS RegisterMr(NDK_MR *pMr, MDL *Mdl, SIZE_T Length, ULONG Flags, NDK_FN_RE
 
 NTSTATUS DeregisterMr(NDK_MR *pMr, NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext) {
     Mr *mr = Self<Mr>(pMr);
+    if (!mr->nd()) return STATUS_INVALID_DEVICE_REQUEST;  // a fast-register MR is invalidated, not deregistered
     return mr->adapter()->Start(mr, RequestKind::Consumer, RequestCompletion, RequestContext,
                                 [&](OVERLAPPED *ov) { return mr->nd()->Deregister(ov); });
 }
 
-// Only MRs created with FastRegister = TRUE can be initialised, and
-// NdkCreateMr refuses those (pd.cpp).
-NTSTATUS InitializeFastRegisterMr(NDK_MR *, ULONG, BOOLEAN, NDK_FN_REQUEST_COMPLETION, PVOID) {
-    return STATUS_NOT_SUPPORTED;
+// Only MRs created with FastRegister = TRUE, once. Nothing to allocate (the
+// window was made with the MR): completes inline.
+NTSTATUS InitializeFastRegisterMr(NDK_MR *pMr, ULONG AdapterPageCount, BOOLEAN RemoteAccess,
+                                  NDK_FN_REQUEST_COMPLETION, PVOID) {
+    Mr *mr = Self<Mr>(pMr);
+    if (!mr->fast() || mr->fast_pages()) return STATUS_INVALID_DEVICE_REQUEST;
+    ND2_ADAPTER_INFO info{};
+    info.InfoVersion = ND_VERSION_2;
+    ULONG size = sizeof info;
+    HRESULT hr = mr->adapter()->nd()->Query(&info, &size);
+    if (FAILED(hr)) return StatusFromNd(hr);
+    if (AdapterPageCount == 0 || AdapterPageCount > FastRegisterPages(info, mr->adapter()->extensions()))
+        return STATUS_INVALID_PARAMETER;
+    mr->InitializeFast(AdapterPageCount, RemoteAccess != FALSE);
+    return STATUS_SUCCESS;
 }
 
-UINT32 GetRemoteTokenFromMr(NDK_MR *pMr) { return Self<Mr>(pMr)->nd()->GetRemoteToken(); }
+// A fast-register MR's token is its window's, new with every registration;
+// it serves the peer only (local SGEs use a registration or the privileged
+// token), so it is its local token too.
+UINT32 GetRemoteTokenFromMr(NDK_MR *pMr) {
+    Mr *mr = Self<Mr>(pMr);
+    return mr->fast() ? mr->fast()->GetRemoteToken() : mr->nd()->GetRemoteToken();
+}
 
-UINT32 GetLocalTokenFromMr(NDK_MR *pMr) { return Self<Mr>(pMr)->nd()->GetLocalToken(); }
+UINT32 GetLocalTokenFromMr(NDK_MR *pMr) {
+    Mr *mr = Self<Mr>(pMr);
+    return mr->fast() ? mr->fast()->GetRemoteToken() : mr->nd()->GetLocalToken();
+}
 
 UINT32 GetRemoteTokenFromMw(NDK_MW *pMw) { return Self<Mw>(pMw)->nd()->GetRemoteToken(); }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "adapter.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::ndk {
 
@@ -55,19 +56,37 @@ private:
     unsigned merged_types_ = 0; // bit per type: an arm merged into this round's Notify
 };
 
+// An MR: a registration (NdkRegisterMr) over an IND2MemoryRegion, or a
+// fast-register MR (NdkCreateMr(FastRegister = TRUE)) over an
+// IND2MemoryWindow that IOpenNdQueuePairExt::FastRegister binds over the
+// pages' logical address mapping, at the consumer's virtual address.
 class Mr final : public Object {
 public:
     Mr(Adapter *adapter, IND2MemoryRegion *nd);
+    Mr(Adapter *adapter, IND2MemoryWindow *fast);
     ~Mr() override;
     NDK_MR *pub() { return &face_.pub; }
-    IND2MemoryRegion *nd() const { return nd_; }
+    IND2MemoryRegion *nd() const { return nd_; }  // null for a fast-register MR
+    IND2MemoryWindow *fast() const { return fast_; }  // null for a registration
+
+    // NdkInitializeFastRegisterMr's values: pages (0 until it is called),
+    // and whether remote access may be granted.
+    ULONG fast_pages() const { return fast_pages_; }
+    bool fast_remote() const { return fast_remote_; }
+    void InitializeFast(ULONG pages, bool remote) {
+        fast_pages_ = pages;
+        fast_remote_ = remote;
+    }
 
     IND2Overlapped *Overlapped() override { return nd_; }
     void StopWork() override;
 
 private:
     Face<NDK_MR> face_;
-    IND2MemoryRegion *nd_;
+    IND2MemoryRegion *nd_ = nullptr;
+    IND2MemoryWindow *fast_ = nullptr;
+    ULONG fast_pages_ = 0;
+    bool fast_remote_ = false;
 };
 
 class Mw final : public Object {
@@ -117,12 +136,15 @@ public:
     ~Qp() override;
     NDK_QP *pub() { return &face_.pub; }
     IND2QueuePair *nd() const { return nd_; }
+    // The provider's IOpenNdQueuePairExt, if its adapter has extensions.
+    IOpenNdQueuePairExt *ext() const { return ext_; }
 
     void StopWork() override;
 
 private:
     Face<NDK_QP> face_;
     IND2QueuePair *nd_;
+    IOpenNdQueuePairExt *ext_ = nullptr;
 };
 
 class Connector final : public Object {

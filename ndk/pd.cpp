@@ -27,14 +27,20 @@ NTSTATUS Hand(Adapter *a, T *obj, Nd *nd, Object *a1, Object *a2, Object *a3, Ob
 }
 
 // Fast-register MRs are registered by a work request over logical page
-// addresses at a consumer-chosen virtual address; ND2 registers a buffer of
-// this process at its own address only.
+// addresses at a consumer-chosen virtual address: a window, bound by the
+// provider's IOpenNdQueuePairExt::FastRegister (qp.cpp).
 NTSTATUS CreateMr(NDK_PD *pPd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MR **ppMr) {
     Pd *pd = Self<Pd>(pPd);
     if (!ppMr) return STATUS_INVALID_PARAMETER;
-    if (FastRegister) return STATUS_NOT_SUPPORTED;
     if (pd->closing()) return STATUS_INVALID_DEVICE_STATE;
     Adapter *a = pd->adapter();
+    if (FastRegister) {
+        if (!(a->extensions() & OPENND_EXT_FAST_REGISTER)) return STATUS_NOT_SUPPORTED;
+        IND2MemoryWindow *mw = nullptr;
+        HRESULT hr = a->nd()->CreateMemoryWindow(IID_IND2MemoryWindow, reinterpret_cast<void **>(&mw));
+        if (FAILED(hr)) return StatusFromNd(hr);
+        return Hand(a, new (std::nothrow) Mr(a, mw), mw, pd, nullptr, nullptr, nullptr, ppMr);
+    }
     IND2MemoryRegion *nd = nullptr;
     HRESULT hr = a->nd()->CreateMemoryRegion(IID_IND2MemoryRegion, a->file(), reinterpret_cast<void **>(&nd));
     if (FAILED(hr)) return StatusFromNd(hr);

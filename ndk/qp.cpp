@@ -12,9 +12,14 @@ Qp::Qp(Adapter *adapter, IND2QueuePair *nd) : Object(adapter, NdkObjectTypeQp), 
     InitHeader(&face_.pub.Header);
     face_.pub.Dispatch = &kQpDispatch;
     face_.self = this;
+    if (adapter->extensions() && FAILED(nd_->QueryInterface(IID_IOpenNdQueuePairExt, reinterpret_cast<void **>(&ext_))))
+        ext_ = nullptr;
 }
 
-Qp::~Qp() { nd_->Release(); }
+Qp::~Qp() {
+    if (ext_) ext_->Release();
+    nd_->Release();
+}
 
 // A close flushes: outstanding requests complete with STATUS_CANCELLED.
 void Qp::StopWork() { nd_->Flush(); }
@@ -56,23 +61,67 @@ NTSTATUS Bind(NDK_QP *pQp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw, PVOID
     return StatusFromNd(hr);
 }
 
-// Needs fast-register MRs, which ND2 cannot express (pd.cpp).
-NTSTATUS FastRegister(NDK_QP *, PVOID, NDK_MR *, ULONG, CONST NDK_LOGICAL_ADDRESS *, ULONG, SIZE_T, PVOID, ULONG) {
-    return STATUS_NOT_SUPPORTED;
-}
+constexpr ULONG kFastRegisterFlags = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                                     NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
+                                     NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_DEFER;
+constexpr ULONG kRemoteFlags = NDK_OP_FLAG_ALLOW_REMOTE_READ | (NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
 
-// Memory windows map to IND2QueuePair::Invalidate. Invalidating an MR is for
-// fast-registered MRs only, and there are none.
-NTSTATUS Invalidate(NDK_QP *pQp, PVOID RequestContext, NDK_OBJECT_HEADER *pMrOrMw, ULONG Flags) {
-    Object *target = FromHeader(pMrOrMw);
-    if (!target) return STATUS_INVALID_PARAMETER_3;
-    if (target->type() == NdkObjectTypeMr) return STATUS_NOT_SUPPORTED;
-    if (target->type() != NdkObjectTypeMw) return STATUS_INVALID_PARAMETER_3;
+// The pages are logical addresses, here this process's page addresses
+// (lam.h): the window is bound over the mapping that holds them, at
+// pages[0] + FBO, and the peer addresses it at BaseVirtualAddress. Pages
+// that are not consecutive in this process cannot be one window:
+// STATUS_NOT_SUPPORTED (every mapping NdkBuildLAM makes is consecutive).
+NTSTATUS FastRegister(NDK_QP *pQp, PVOID RequestContext, NDK_MR *pMr, ULONG AdapterPageCount,
+                      CONST NDK_LOGICAL_ADDRESS *AdapterPageArray, ULONG FBO, SIZE_T Length,
+                      PVOID BaseVirtualAddress, ULONG Flags) {
+    Qp *qp = Self<Qp>(pQp);
+    if (!pMr) return STATUS_INVALID_PARAMETER_3;
+    Mr *mr = Self<Mr>(pMr);
+    if (!mr->fast()) return STATUS_INVALID_PARAMETER_3;
+    if (!mr->fast_pages() || !qp->ext()) return STATUS_INVALID_DEVICE_REQUEST;  // not initialised
+    if (AdapterPageCount == 0 || AdapterPageCount > mr->fast_pages()) return STATUS_INVALID_PARAMETER_4;
+    if (!AdapterPageArray) return STATUS_INVALID_PARAMETER_5;
+    if (FBO >= PAGE_SIZE) return STATUS_INVALID_PARAMETER_6;
+    const uint64_t span = uint64_t(AdapterPageCount) * PAGE_SIZE;
+    if (Length == 0 || Length > span - FBO) return STATUS_INVALID_PARAMETER_7;
+    if (Flags & ~kFastRegisterFlags) return STATUS_INVALID_PARAMETER;
+    if ((Flags & kRemoteFlags) && !mr->fast_remote()) return STATUS_ACCESS_VIOLATION;
     ULONG flags;
     NTSTATUS status = OpFlagsToNd(Flags, &flags);
     if (status != STATUS_SUCCESS) return status;
-    return StatusFromNd(
-        Self<Qp>(pQp)->nd()->Invalidate(RequestContext, static_cast<Mw *>(target)->nd(), flags));
+    const auto first = static_cast<uintptr_t>(AdapterPageArray[0].QuadPart);
+    for (ULONG i = 0; i < AdapterPageCount; ++i) {
+        const auto page = static_cast<uintptr_t>(AdapterPageArray[i].QuadPart);
+        if (page & (PAGE_SIZE - 1)) return STATUS_INVALID_PARAMETER_5;
+        if (page != first + uintptr_t(i) * PAGE_SIZE) return STATUS_NOT_SUPPORTED;
+    }
+    if (first + span < first) return STATUS_INVALID_PARAMETER_5;
+    IND2MemoryRegion *lam = qp->adapter()->lams().Holding(first, first + span);
+    if (!lam) return STATUS_ACCESS_VIOLATION;  // pages no mapping holds
+    const HRESULT hr = qp->ext()->FastRegister(RequestContext, lam, mr->fast(), reinterpret_cast<void *>(first + FBO),
+                                               Length, reinterpret_cast<uintptr_t>(BaseVirtualAddress), flags);
+    lam->Release();  // a bound window holds its region
+    return StatusFromNd(hr);
+}
+
+// Memory windows, and fast-register MRs (windows too), map to
+// IND2QueuePair::Invalidate; a registered MR is deregistered instead.
+NTSTATUS Invalidate(NDK_QP *pQp, PVOID RequestContext, NDK_OBJECT_HEADER *pMrOrMw, ULONG Flags) {
+    Object *target = FromHeader(pMrOrMw);
+    if (!target) return STATUS_INVALID_PARAMETER_3;
+    IND2MemoryWindow *window = nullptr;
+    if (target->type() == NdkObjectTypeMr) {
+        window = static_cast<Mr *>(target)->fast();
+        if (!window) return STATUS_INVALID_DEVICE_REQUEST;
+    } else if (target->type() == NdkObjectTypeMw) {
+        window = static_cast<Mw *>(target)->nd();
+    } else {
+        return STATUS_INVALID_PARAMETER_3;
+    }
+    ULONG flags;
+    NTSTATUS status = OpFlagsToNd(Flags, &flags);
+    if (status != STATUS_SUCCESS) return status;
+    return StatusFromNd(Self<Qp>(pQp)->nd()->Invalidate(RequestContext, window, flags));
 }
 
 NTSTATUS Read(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,

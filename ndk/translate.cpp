@@ -1,7 +1,10 @@
 #include "translate.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+
+#include "opennd/nd_extensions.h"
 
 namespace opennd::ndk {
 namespace {
@@ -159,6 +162,7 @@ NTSTATUS MrFlagsToNd(ULONG ndk, ULONG *nd) {
 }
 
 NDK_OPERATION_TYPE OperationFromNd(ND2_REQUEST_TYPE type) {
+    if (type == OPENND_REQUEST_TYPE_FAST_REGISTER) return NdkOperationTypeFastRegister;
     auto i = static_cast<size_t>(type);
     return i < std::size(kOperations) ? kOperations[i] : NdkOperationTypeSend;
 }
@@ -179,14 +183,22 @@ void ResultExFromNd(const ND2_RESULT &in, NDK_RESULT_EX *out) {
     out->TypeSpecificCompletionOutput = 0;  // no ReceiveAndInvalidate without SendAndInvalidate
 }
 
-void AdapterInfoFromNd(const ND2_ADAPTER_INFO &in, NDK_VERSION version, NDK_ADAPTER_INFO *out) {
+ULONG FastRegisterPages(const ND2_ADAPTER_INFO &in, ULONG extensions) {
+    if (!(extensions & OPENND_EXT_FAST_REGISTER)) return 0;
+    // A fast-registered region is a window (opennd/nd_extensions.h): as many
+    // pages as a window spans, up to 1 GiB (NDKPI asks for at least 16).
+    constexpr uint64_t kMostPages = (uint64_t(1) << 30) / PAGE_SIZE;
+    return static_cast<ULONG>(std::min<uint64_t>(in.MaxWindowSize / PAGE_SIZE, kMostPages));
+}
+
+void AdapterInfoFromNd(const ND2_ADAPTER_INFO &in, ULONG extensions, NDK_VERSION version, NDK_ADAPTER_INFO *out) {
     *out = NDK_ADAPTER_INFO{};
     out->Version = version;
     out->VendorId = in.VendorId;
     out->DeviceId = in.DeviceId;
     out->MaxRegistrationSize = in.MaxRegistrationSize;
     out->MaxWindowSize = in.MaxWindowSize;
-    out->FRMRPageCount = 0;  // no fast-register MRs (NdkCreateMr(FastRegister) is NOT_SUPPORTED)
+    out->FRMRPageCount = FastRegisterPages(in, extensions);
     out->MaxInitiatorRequestSge = in.MaxInitiatorSge;
     out->MaxReceiveRequestSge = in.MaxReceiveSge;
     out->MaxReadRequestSge = in.MaxReadSge;

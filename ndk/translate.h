@@ -41,8 +41,13 @@ NDK_OPERATION_TYPE OperationFromNd(ND2_REQUEST_TYPE type);
 void ResultFromNd(const ND2_RESULT &in, NDK_RESULT *out);
 void ResultExFromNd(const ND2_RESULT &in, NDK_RESULT_EX *out);
 
-// ND2_ADAPTER_INFO to NDK_ADAPTER_INFO, reporting `version`.
-void AdapterInfoFromNd(const ND2_ADAPTER_INFO &in, NDK_VERSION version, NDK_ADAPTER_INFO *out);
+// ND2_ADAPTER_INFO to NDK_ADAPTER_INFO, reporting `version`; `extensions`:
+// the provider's OPENND_EXT_* bits.
+void AdapterInfoFromNd(const ND2_ADAPTER_INFO &in, ULONG extensions, NDK_VERSION version, NDK_ADAPTER_INFO *out);
+
+// How many pages a fast-register MR may map (FRMRPageCount): 0 without the
+// provider's OPENND_EXT_FAST_REGISTER.
+ULONG FastRegisterPages(const ND2_ADAPTER_INFO &in, ULONG extensions);
 
 // The MDL chain describes at least `length` virtually contiguous bytes.
 bool MdlCovers(const MDL *mdl, SIZE_T length);

@@ -71,11 +71,13 @@ MemoryWindow::~MemoryWindow() {
 
 MemoryWindow *MemoryWindow::Find(IUnknown *u) { return MwRegistry::Find(u, IID_IND2MemoryWindow); }
 
-HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id) {
+HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id,
+                           uint64_t remote) {
     return BindTo(mr, address, length, (rights & kRightRemoteWrite) != 0, [&]() -> HRESULT {
         MrView v;
         v.rights = rights | kIsWindow;
-        v.address = address;
+        v.address = remote;
+        v.delta = address - remote;  // (unsigned: wraps both ways)
         v.length = length;
         v.qp_id = qp_id;
         token_ = engine_->mrs().Add(v);

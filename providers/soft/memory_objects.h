@@ -48,10 +48,12 @@ public:
     static MemoryWindow *Find(IUnknown *u);
     const Engine *engine() const { return engine_.get(); }
 
-    // Binds [address, address+length) of `mr` for `rights` through QP `qp_id`.
+    // Binds [address, address+length) of `mr` for `rights` through QP `qp_id`,
+    // addressed by the peer at `remote` (fast registration; else `address`).
     // ND_INVALID_DEVICE_REQUEST if already bound, ND_INSUFFICIENT_RESOURCES if
     // the table is full.
-    HRESULT Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id);
+    HRESULT Bind(MemoryRegion *mr, uint64_t address, uint64_t length, uint32_t rights, uint64_t qp_id,
+                 uint64_t remote);
     // False if it was not bound (kit::MemoryWindow::UnbindWith: `region`).
     bool Invalidate(opennd::kit::ComPtr<opennd::kit::MemoryRegion> *region = nullptr);
 

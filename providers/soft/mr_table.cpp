@@ -49,7 +49,7 @@ bool MrTableView::Lookup(uint32_t token, MrView *out) const {
         uint32_t v1 = e.version.load(std::memory_order_acquire);
         if (v1 & 1) continue;
         uint32_t t = Load(e.token);
-        MrView view{Load(e.rights), Load(e.address), Load(e.length), Load(e.qp_id)};
+        MrView view{Load(e.rights), Load(e.address), Load(e.length), Load(e.qp_id), Load(e.delta)};
         if (e.version.load(std::memory_order_acquire) != v1) continue;
         if (t != token) return false;
         *out = view;
@@ -105,6 +105,7 @@ void MrTable::Write(uint32_t slot, uint32_t token, const MrView &e) {
     Store(m.address, e.address);
     Store(m.length, e.length);
     Store(m.qp_id, e.qp_id);
+    Store(m.delta, e.delta);
     m.version.fetch_add(1, std::memory_order_release);  // even: published
 }
 
@@ -141,13 +142,14 @@ int MrTable::ReadOnlyFd() const {
 }
 
 RemoteCheck MrTableView::CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need,
-                                     uint64_t qp_id) const {
+                                     uint64_t qp_id, uint64_t *where) const {
     if (!kCheckRemoteRights) need = 0;  // the deliberately broken build (tests/soft/checks_off.cpp)
     MrView v;
     if (!Lookup(token, &v)) return RemoteCheck::InvalidToken;
     if ((v.rights & kIsWindow) && v.qp_id != qp_id) return RemoteCheck::NotAssociated;
     if (!v.Covers(address, length)) return RemoteCheck::Bounds;
     if (need && !(v.rights & need)) return RemoteCheck::Rights;
+    if (where) *where = address + v.delta;  // (in the region the window was bound in: checked at Bind)
     return RemoteCheck::Ok;
 }
 

@@ -34,6 +34,9 @@ struct MrView {
     uint64_t address = 0;
     uint64_t length = 0;
     uint64_t qp_id = 0;
+    // A window addressed by its peer elsewhere than where it lies (a
+    // fast-registered one): the bytes of remote address A are at A + delta.
+    uint64_t delta = 0;
 
     bool Covers(uint64_t addr, uint64_t len) const {
         return addr >= address && len <= length && addr - address <= length - len;
@@ -64,8 +67,11 @@ public:
     // May queue pair `qp_id` reach [address, +length) under `token` with
     // one of the rights `need`? A window only through the QP it is bound to.
     // The one check every remote access goes through (initiator over shared
-    // memory, target on the copy path and over TCP).
-    RemoteCheck CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need, uint64_t qp_id) const;
+    // memory, target on the copy path and over TCP). *where (if given, on
+    // Ok): the owner's address of the range's first byte, which is `address`
+    // except through a window addressed elsewhere (MrView::delta).
+    RemoteCheck CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need, uint64_t qp_id,
+                            uint64_t *where = nullptr) const;
 
 private:
     const void *base_ = nullptr;
@@ -86,8 +92,9 @@ public:
     // Changes a live entry (window rebinding keeps its slot but not its token).
     void Remove(uint32_t token);
     bool Lookup(uint32_t token, MrView *out) const { return view_.Lookup(token, out); }
-    RemoteCheck CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need, uint64_t qp_id) const {
-        return view_.CheckRemote(token, address, length, need, qp_id);
+    RemoteCheck CheckRemote(uint32_t token, uint64_t address, uint64_t length, uint32_t need, uint64_t qp_id,
+                            uint64_t *where = nullptr) const {
+        return view_.CheckRemote(token, address, length, need, qp_id, where);
     }
     // Local SGEs: each non-empty one inside a current region (not a window)
     // that grants one of `need_rights` (0: any). *total: their byte count.

@@ -18,6 +18,7 @@
 #include "opennd/kit/address.h"
 #include "opennd/kit/completion_queue.h"
 #include "opennd/kit/adapter_notes.h"
+#include "opennd/kit/extensions.h"
 #include "queue_pair.h"
 #include "srq.h"
 #include "opennd/params.h"
@@ -108,6 +109,7 @@ public:
 
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
         if (ppv && iid == IID_IOpenNdAdapterNotes) return kit::AdapterNotes::Make(DataPathNotes(), ppv);
+        if (ppv && iid == IID_IOpenNdAdapterExt) return kit::AdapterExt::Make(OPENND_EXT_FAST_REGISTER, ppv);
         return kit::Adapter::QueryInterface(iid, ppv);
     }
 

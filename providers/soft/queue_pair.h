@@ -111,6 +111,10 @@ private:
     MemoryWindow *FindWindow(IUnknown *mw);
     HRESULT PostBind(void *ctx, MemoryRegion *mr, MemoryWindow *mw, const void *buffer, SIZE_T size, ULONG flags);
     HRESULT PostInvalidate(void *ctx, MemoryWindow *mw, ULONG flags);
+    HRESULT PostFastRegister(void *ctx, MemoryRegion *mr, MemoryWindow *mw, const void *buffer, SIZE_T size,
+                             UINT64 remote, ULONG flags);
+    HRESULT BindAt(ND2_REQUEST_TYPE type, void *ctx, MemoryRegion *mr, MemoryWindow *mw, const void *buffer,
+                   SIZE_T size, uint64_t remote, ULONG flags);
 
     // The path the connection runs on. Only once the state has left Idle
     // (tcp_ is set before, with release/acquire on state_).

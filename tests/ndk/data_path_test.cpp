@@ -85,10 +85,6 @@ TEST_F(NdkDataPath, UnsupportedWorkRequestsFailInlineWithoutCompletion) {
     const UINT32 token = s.region.mr->Dispatch->NdkGetRemoteTokenFromMr(s.region.mr);
     const NDK_QP_DISPATCH *d = c.qp->Dispatch;
     EXPECT_EQ(d->NdkSendAndInvalidate(c.qp, nullptr, &sge, 1, 0, token), STATUS_NOT_SUPPORTED);
-    NDK_LOGICAL_ADDRESS page{};
-    EXPECT_EQ(d->NdkFastRegister(c.qp, nullptr, c.region.mr, 1, &page, 0, 4096, c.region.bytes.data(), 0),
-              STATUS_NOT_SUPPORTED);
-    EXPECT_EQ(d->NdkInvalidate(c.qp, nullptr, &c.region.mr->Header, 0), STATUS_NOT_SUPPORTED);
     EXPECT_EQ(d->NdkRead(c.qp, nullptr, &sge, 1, s.region.Address(), token, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
               STATUS_NOT_SUPPORTED);
     EXPECT_EQ(d->NdkSend(c.qp, nullptr, &sge, 1, 0x400), STATUS_INVALID_PARAMETER);  // no such flag

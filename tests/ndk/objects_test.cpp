@@ -59,17 +59,6 @@ TEST_F(NdkObjects, PdCreatesEveryChild) {
     EXPECT_EQ(Close(mr), STATUS_SUCCESS);
 }
 
-TEST_F(NdkObjects, FastRegisterIsNotAvailable) {
-    NDK_MR *mr = nullptr;
-    EXPECT_EQ(pd_->Dispatch->NdkCreateMr(pd_, TRUE, nullptr, nullptr, &mr), STATUS_NOT_SUPPORTED);
-    EXPECT_EQ(mr, nullptr);
-    ASSERT_EQ(pd_->Dispatch->NdkCreateMr(pd_, FALSE, nullptr, nullptr, &mr), STATUS_SUCCESS);
-    Completion c;
-    EXPECT_EQ(mr->Dispatch->NdkInitializeFastRegisterMr(mr, 16, TRUE, Completion::Request, &c), STATUS_NOT_SUPPORTED);
-    EXPECT_EQ(Close(mr), STATUS_SUCCESS);
-    EXPECT_EQ(c.Count(), 0);
-}
-
 TEST_F(NdkObjects, MrRegisterDeregisterAndTokens) {
     NDK_MR *mr = nullptr;
     ASSERT_EQ(pd_->Dispatch->NdkCreateMr(pd_, FALSE, nullptr, nullptr, &mr), STATUS_SUCCESS);

@@ -15,6 +15,7 @@ TEST(NdkOtherProvider, LoopbackProviderThroughTheCatalog) {
     ULONG size = sizeof info;
     ASSERT_EQ(a->Dispatch->NdkQueryAdapterInfo(a, &info, &size), STATUS_SUCCESS);
     EXPECT_EQ(info.VendorId, 1u);  // the loopback provider in mode 1, not ndsoft
+    EXPECT_EQ(info.FRMRPageCount, 0u);  // it has no OpenND extensions (opennd/nd_extensions.h)
 
     Completion notified;
     NDK_CQ *cq = nullptr;
@@ -23,6 +24,9 @@ TEST(NdkOtherProvider, LoopbackProviderThroughTheCatalog) {
     ASSERT_EQ(a->Dispatch->NdkCreateCq(a, 16, Completion::Notify, &notified, nullptr, nullptr, nullptr, &cq),
               STATUS_SUCCESS);
     ASSERT_EQ(a->Dispatch->NdkCreatePd(a, nullptr, nullptr, &pd), STATUS_SUCCESS);
+    NDK_MR *fast = nullptr;
+    EXPECT_EQ(pd->Dispatch->NdkCreateMr(pd, TRUE, nullptr, nullptr, &fast), STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(fast, nullptr);
     ASSERT_EQ(pd->Dispatch->NdkCreateQp(pd, cq, cq, &notified, 4, 4, 1, 1, 0, nullptr, nullptr, &qp), STATUS_SUCCESS);
     Region region;
     ASSERT_TRUE(region.Register(pd, 4096));  // pending, then the callback

@@ -12,7 +12,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 
 start_server() {  # start_server ARGS...: sets $server and $port
   port=
-  rm -f "$dir/server.log"  # not the last server's port: the new one may not have written yet
+  : >"$dir/server.log"  # emptied (not the last server's port) and there before the server opens it (set -e: sed on no file ends the script)
   OPENND_LOG=4 timeout 60 "$ndrping" --bulk -s -a "$addr" -p 0 -T 20 "$@" >"$dir/server.log" 2>&1 &
   server=$!
   for _ in $(seq 100); do

@@ -10,7 +10,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 
 pair() {  # pair COUNT SIZE: one server + client run
   local count=$1 size=$2 port= i
-  rm -f "$dir/server.log"  # not the last server's port: the new one may not have written yet
+  : >"$dir/server.log"  # emptied (not the last server's port) and there before the server opens it (set -e: sed on no file ends the script)
   timeout 60 "$ndrping" -s -a "$addr" -p 0 -C "$count" -S "$size" -v -T 20 >"$dir/server.log" 2>&1 &
   local server=$!
   for i in $(seq 100); do

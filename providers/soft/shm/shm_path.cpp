@@ -83,8 +83,10 @@ bool ShmPath::LocalSgesValid(const ND2_SGE *sge, ULONG nsge, uint32_t need_right
     return engine_->mrs().LocalSgesValid(sge, nsge, need_rights, total, memo);
 }
 
-bool ShmPath::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need) {
-    return engine_->mrs().CheckRemote(FromWireToken(wire_token), address, length, need, id_) == RemoteCheck::Ok;
+bool ShmPath::OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need,
+                            uint64_t *where) {
+    return engine_->mrs().CheckRemote(FromWireToken(wire_token), address, length, need, id_, where) ==
+           RemoteCheck::Ok;
 }
 
 void ShmPath::WantWakeups(bool on) {

@@ -198,7 +198,8 @@ private:
                         MrMemo *memo = nullptr);
     // [address, +length) of our memory under the peer's wire token, with
     // `need` (remote rights), and a window's only through this QP.
-    bool OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need);
+    bool OwnRangeValid(uint32_t wire_token, uint64_t address, uint64_t length, uint32_t need,
+                       uint64_t *where = nullptr);
     HRESULT FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE type, void *ctx, ULONG flags,
                            HRESULT status, bool was_connected);
     HRESULT RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write, ULONG flags);

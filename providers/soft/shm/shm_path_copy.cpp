@@ -169,16 +169,15 @@ void ShmPath::PumpResponsesLocked() {
             // Checked when the request came; looked at again for every chunk
             // (the source may have been deregistered and freed since): the
             // Read then ends with an access violation, nothing more is read.
-            if (chunk && !OwnRangeValid(job.token, job.address + job.sent, chunk, kRightRemoteRead)) {
+            uint64_t source = 0;
+            if (chunk && !OwnRangeValid(job.token, job.address + job.sent, chunk, kRightRemoteRead, &source)) {
                 job.status = ND_ACCESS_VIOLATION;
                 chunk = 0;
                 job.sent = job.length;
             }
             ResponseHeader h{job.read_id, job.sent, job.status};
             std::memcpy(Channel::Payload(m), &h, sizeof h);
-            if (chunk)
-                std::memcpy(Channel::Payload(m) + sizeof h, reinterpret_cast<const void *>(job.address + job.sent),
-                            chunk);
+            if (chunk) std::memcpy(Channel::Payload(m) + sizeof h, reinterpret_cast<const void *>(source), chunk);
             m->type = MsgType::ReadResponse;
             m->length = chunk;
             job.sent += chunk;
@@ -241,7 +240,8 @@ bool ShmPath::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_
             *for_sender = ND_INVALID_DEVICE_REQUEST;
             return true;
         }
-        if (!OwnRangeValid(h.token, h.address, h.total, write ? kRightRemoteWrite : kRightRemoteRead)) {
+        uint64_t where = 0;
+        if (!OwnRangeValid(h.token, h.address, h.total, write ? kRightRemoteWrite : kRightRemoteRead, &where)) {
             // Refused: the connection ends here too, as an RNIC (and our TCP
             // path) ends it, so a peer gets one guess at a token per
             // connection, not millions a second (#25).
@@ -251,7 +251,7 @@ bool ShmPath::HandleCopyMessage(MsgHeader *m, const MsgInfo &info, int32_t *for_
         }
         if (write && chunk) {
             // In address order, the last byte last (applications spin on it).
-            char *dst = reinterpret_cast<char *>(h.address + h.offset);
+            char *dst = reinterpret_cast<char *>(where + h.offset);
             std::memcpy(dst, payload + sizeof h, chunk - 1);
             __atomic_store_n(dst + chunk - 1, payload[sizeof h + chunk - 1], __ATOMIC_RELEASE);
         } else if (!write) {

@@ -58,8 +58,9 @@ HRESULT ShmPath::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT
     } done{busy};
     if (h->closed[1 - conn_->side].load(std::memory_order_seq_cst)) return ND_CANCELED;
     if (conn_->peer_mrs().CheckRemote(FromWireToken(rtoken), raddr, total, write ? kRightRemoteWrite : kRightRemoteRead,
-                                      conn_->peer_qp_id) != RemoteCheck::Ok)
+                                      conn_->peer_qp_id, &raddr) != RemoteCheck::Ok)
         return ND_ACCESS_VIOLATION;  // COMPAT: remote access errors are access violations
+    // (raddr is now where the bytes are in the peer: a window may be addressed elsewhere)
     iovec local[kMaxSge * 4 + 1], remote[2];
     int nl = 0;
     for (ULONG i = 0; i < nsge && nl < static_cast<int>(kMaxSge * 4); ++i)

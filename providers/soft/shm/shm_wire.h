@@ -17,8 +17,9 @@ namespace soft {
 // channel's closed flags (a gone queue pair admits no more copies); 6: the
 // memory-region table is not sent, a peer that may attach to us fetches it;
 // 7: the wake descriptor is an epoll instance around the sender's eventfd;
-// 8: the channel's push requests (a large Send copied from both ends).
-constexpr uint16_t kWireVersion = 8;
+// 8: the channel's push requests (a large Send copied from both ends);
+// 9: MR table entries carry a delta (windows addressed elsewhere than they lie).
+constexpr uint16_t kWireVersion = 9;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
@@ -226,7 +227,7 @@ struct MrEntry {
     uint64_t address;
     uint64_t length;
     uint64_t qp_id;   // windows: the QP they are bound through (0 for regions)
-    uint64_t pad;
+    uint64_t delta;   // owner's address - remote address (fast-registered windows; else 0)
 };
 static_assert(sizeof(MrEntry) == 48, "MrEntry layout");
 

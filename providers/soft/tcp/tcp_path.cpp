@@ -340,7 +340,9 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
         return;
     }
     // RDMA Write: in address order, the last byte last (targets spin on it).
-    auto *dst = reinterpret_cast<uint8_t *>(to);
+    uint64_t where = 0;
+    if (!RemoteRange(stag, to, len, kRightRemoteWrite, &where)) return;  // (cannot happen: CheckTagged passed)
+    auto *dst = reinterpret_cast<uint8_t *>(where);
     if (len > 1) std::memcpy(dst, data, len - 1);
     std::atomic_ref<uint8_t>(dst[len - 1]).store(data[len - 1], std::memory_order_release);
 }
@@ -348,8 +350,10 @@ void TcpPath::PlaceTagged(uint32_t stag, uint64_t to, const uint8_t *data, uint3
 size_t TcpPath::TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access,
                                   iwarp::MutableBuffer *out, size_t max) {
     if (max == 0) return 0;
-    if (access != iwarp::Access::LocalWrite) {  // a Write's sink: plain memory at `to`
-        out[0] = {reinterpret_cast<uint8_t *>(to), len};
+    if (access != iwarp::Access::LocalWrite) {  // a Write's sink: our memory under the token
+        uint64_t where = 0;
+        if (!RemoteRange(stag, to, len, kRightRemoteWrite, &where)) return 0;  // (as above)
+        out[0] = {reinterpret_cast<uint8_t *>(where), len};
         return 1;
     }
     size_t n = 0;  // a Read's sink: its SGEs, `to` bytes in
@@ -381,16 +385,25 @@ bool TcpPath::ReceiveUsable(uint64_t id) {
 
 const uint8_t *TcpPath::TaggedSource(uint32_t stag, uint64_t to, uint32_t len) {
     // Checked when the Read Request arrived; look again (see FetchTagged).
-    if (CheckTagged(stag, to, len, iwarp::Access::RemoteRead) != iwarp::TaggedCheck::Ok) return nullptr;
-    return reinterpret_cast<const uint8_t *>(to);
+    uint64_t where = 0;
+    if (!RemoteRange(stag, to, len, kRightRemoteRead, &where)) return nullptr;
+    return reinterpret_cast<const uint8_t *>(where);
 }
 
 bool TcpPath::FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) {
     // Checked when the Read Request arrived; look again: it may have been
     // deregistered since (the engine then terminates the stream).
-    if (CheckTagged(stag, to, len, iwarp::Access::RemoteRead) != iwarp::TaggedCheck::Ok) return false;
-    std::memcpy(out, reinterpret_cast<const void *>(to), len);
+    uint64_t where = 0;
+    if (!RemoteRange(stag, to, len, kRightRemoteRead, &where)) return false;
+    std::memcpy(out, reinterpret_cast<const void *>(where), len);
     return true;
+}
+
+// Our memory that the peer reaches at `to` under `stag` (checked as
+// CheckTagged does): where its bytes are, which differs from `to` through
+// a window addressed elsewhere.
+bool TcpPath::RemoteRange(uint32_t stag, uint64_t to, uint32_t len, uint32_t need, uint64_t *where) const {
+    return env_.engine->mrs().CheckRemote(stag, to, len, need, env_.qp_id, where) == RemoteCheck::Ok;
 }
 
 }  // namespace soft

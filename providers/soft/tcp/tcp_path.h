@@ -116,6 +116,7 @@ public:
                              size_t max) override;
 
 private:
+    bool RemoteRange(uint32_t stag, uint64_t to, uint32_t len, uint32_t need, uint64_t *where) const;
     struct InitiatorOp {
         InitiatorOp(ND2_REQUEST_TYPE t, void *c, ULONG f, bool d, HRESULT s, uint64_t i)
             : type(t), context(c), flags(f), done(d), status(s), id(i) {}

@@ -18,12 +18,16 @@
 //       adapter's own objects (another adapter's are invalid parameters);
 //   HRESULT PostBind(ctx, Region *, Window *, buffer, size, flags);
 //   HRESULT PostInvalidate(ctx, Window *, flags);
+//   HRESULT PostFastRegister(ctx, Region *, Window *, buffer, size,
+//       remote_address, flags): IOpenNdQueuePairExt's (opennd/nd_extensions.h),
+//       which QueryInterface answers; the adapter says whether it has it.
 // Each Post* returns ND_SUCCESS (the request completes later, exactly once)
 // or ND_NO_MORE_ENTRIES (the queue is full; nothing was queued).
 #pragma once
 
 #include "opennd/kit/adapter.h"
 #include "opennd/kit/com.h"
+#include "opennd/kit/extensions.h"
 #include "opennd/kit/memory_region.h"
 #include "opennd/kit/post_checks.h"
 
@@ -66,16 +70,18 @@ public:
     HRESULT STDMETHODCALLTYPE Bind(VOID *ctx, IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size,
                                    ULONG flags) final {
         if (flags & ~kBindFlags) return ND_INVALID_PARAMETER_6;
-        auto *region = self().FindRegion(mr);
-        if (!region) return ND_INVALID_PARAMETER_2;
-        auto *window = self().FindWindow(mw);
-        if (!window) return ND_INVALID_PARAMETER_3;
-        if (!self().MayPost()) return ND_CONNECTION_INVALID;
-        Registration r;
-        if (!static_cast<MemoryRegion *>(region)->Current(&r)) return ND_ACCESS_VIOLATION;
-        if (!r.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
-        if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !r.LocalWrite()) return ND_ACCESS_VIOLATION;  // R105
-        return self().PostBind(ctx, region, window, buffer, size, flags);
+        return BindChecked(mr, mw, buffer, size, flags, [&](auto *region, auto *window) {
+            return self().PostBind(ctx, region, window, buffer, size, flags);
+        });
+    }
+    // IOpenNdQueuePairExt::FastRegister: Bind's rules (its flags are the 7th).
+    HRESULT FastRegister(VOID *ctx, IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size, UINT64 remote,
+                         ULONG flags) {
+        if (flags & ~kBindFlags) return ND_INVALID_PARAMETER_7;
+        if (size > ~UINT64(0) - remote) return ND_INVALID_PARAMETER_6;  // past the end of the address space
+        return BindChecked(mr, mw, buffer, size, flags, [&](auto *region, auto *window) {
+            return self().PostFastRegister(ctx, region, window, buffer, size, remote, flags);
+        });
     }
     HRESULT STDMETHODCALLTYPE Invalidate(VOID *ctx, IUnknown *mw, ULONG flags) final {
         if (flags & ~kInvalidateFlags) return ND_INVALID_PARAMETER_3;
@@ -83,6 +89,12 @@ public:
         if (!window) return ND_INVALID_PARAMETER_2;
         if (!self().MayPost()) return ND_CONNECTION_INVALID;
         return self().PostInvalidate(ctx, window, flags);
+    }
+
+    // IUnknown: also answers IID_IOpenNdQueuePairExt (a tear-off).
+    HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
+        if (ppv && iid == IID_IOpenNdQueuePairExt) return QueuePairExt<QueuePair>::Make(this, ppv);
+        return Unknown<IND2QueuePair>::QueryInterface(iid, ppv);
     }
 
 protected:
@@ -96,9 +108,27 @@ protected:
     IUnknown *FindWindow(IUnknown *) { return nullptr; }
     HRESULT PostBind(void *, MemoryRegion *, IUnknown *, const void *, SIZE_T, ULONG) { return ND_NOT_SUPPORTED; }
     HRESULT PostInvalidate(void *, IUnknown *, ULONG) { return ND_NOT_SUPPORTED; }
+    HRESULT PostFastRegister(void *, MemoryRegion *, IUnknown *, const void *, SIZE_T, UINT64, ULONG) {
+        return ND_NOT_SUPPORTED;
+    }
 
 private:
     Derived &self() { return static_cast<Derived &>(*this); }
+    // The region, window and connection checks of Bind (R104, R105).
+    template <class Post>
+    HRESULT BindChecked(IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size, ULONG flags,
+                        Post &&post) {
+        auto *region = self().FindRegion(mr);
+        if (!region) return ND_INVALID_PARAMETER_2;
+        auto *window = self().FindWindow(mw);
+        if (!window) return ND_INVALID_PARAMETER_3;
+        if (!self().MayPost()) return ND_CONNECTION_INVALID;
+        Registration r;
+        if (!static_cast<MemoryRegion *>(region)->Current(&r)) return ND_ACCESS_VIOLATION;
+        if (!r.Covers(reinterpret_cast<uint64_t>(buffer), size)) return ND_ACCESS_VIOLATION;  // R104
+        if ((flags & ND_OP_FLAG_ALLOW_WRITE) && !r.LocalWrite()) return ND_ACCESS_VIOLATION;  // R105
+        return post(region, window);
+    }
     const PostLimits limits_;
     const bool uses_srq_;
 };
