@@ -15,8 +15,9 @@
 /* IOpenNdAdapterExt::Extensions() bits. */
 #define OPENND_EXT_FAST_REGISTER 0x00000001u /* IOpenNdQueuePairExt::FastRegister */
 
-/* ND2_RESULT::RequestType of a FastRegister's completion. */
-#define OPENND_REQUEST_TYPE_FAST_REGISTER ((ND2_REQUEST_TYPE)0x4F01)
+/* ND2_RESULT::RequestType of a FastRegister's completion (ND2's own types
+ * are 0-5; a provider may keep the type in a byte). */
+#define OPENND_REQUEST_TYPE_FAST_REGISTER ((ND2_REQUEST_TYPE)0x40)
 
 #ifdef __cplusplus
 /* {4F70656E-4E44-4578-7465-6E7300000001} */
@@ -37,10 +38,13 @@ struct IOpenNdQueuePairExt : public IUnknown {
      * the window's token reaches buffer[i], for i < size. This is a
      * fast-registered region (NDKPI's NdkFastRegister) as a window: the
      * same checks, flags and ordering as IND2QueuePair::Bind, reachable
-     * through this queue pair's connection only, Invalidate and Release of
-     * the window as for any window. Completes with RequestType
+     * through this queue pair's connection (and, on a provider whose
+     * windows are registrations, through the adapter's other connections
+     * too), Invalidate and Release of the window as for any window. Completes with RequestType
      * OPENND_REQUEST_TYPE_FAST_REGISTER. ND_NOT_SUPPORTED where the adapter
-     * does not report OPENND_EXT_FAST_REGISTER. */
+     * does not report OPENND_EXT_FAST_REGISTER, and (returned, nothing
+     * queued) for a remote_address other than pBuffer where the device can
+     * place a region only at its own address (siw). */
     STDMETHOD(FastRegister)(VOID *requestContext, IUnknown *pMemoryRegion, IUnknown *pMemoryWindow,
                             const VOID *pBuffer, SIZE_T cbBuffer, UINT64 remoteAddress, ULONG flags) PURE;
 };

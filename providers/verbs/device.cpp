@@ -150,6 +150,7 @@ bool Device::Open(ibv_context *ctx) {
     caps_.sink_needs_write = caps_.iwarp && !caps_.siw;
     caps_.reads_complete_late = caps_.siw;
     caps_.fenced_reads = !caps_.siw;
+    caps_.relocatable_regions = !caps_.siw;
     caps_.resize_srq = (d.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
     // Type 2 windows (docs/verbs.md: rxe has them end to end, siw none),
     // only when asked for: their binds fail in cases the emulation passes

@@ -68,6 +68,10 @@ struct DeviceCaps {
     // A Read may carry a fence (siw refuses one and leaves it stuck at the
     // head of its send queue: siw_activate_tx_from_sq, "cannot fence read").
     bool fenced_reads = true;
+    // A region can be registered at an address of the peer's choosing
+    // (ibv_reg_mr_iova). siw cannot: measured in the VM, it places the
+    // peer's accesses by the buffer's own address whatever the IOVA.
+    bool relocatable_regions = true;
     uint32_t max_sge_rd = 1;   // SGEs of one RDMA Read work request
     uint32_t max_qp_wr = 1;    // work requests of one queue
     uint64_t max_msg = 0;      // the port's max_msg_sz

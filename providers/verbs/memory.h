@@ -60,7 +60,10 @@ public:
     // Under the kit's window lock (BindTo, UnbindWith). Emulated: the
     // registration that is the binding. Device window: the key the next
     // binding takes (ibv_inc_rkey), and the one to invalidate.
-    HRESULT Register(uint64_t address, uint64_t length, ULONG flags);
+    // `remote`: the address the peer uses (a fast registration; else `address`).
+    HRESULT Register(uint64_t address, uint64_t length, ULONG flags, uint64_t remote);
+    // Bound by a registration (emulated, or fast-registered) rather than the device.
+    bool registered() const { return mr_ != nullptr; }
     void Drop();
     uint32_t NextKey() {
         rkey_ = ibv_inc_rkey(rkey_.load());
@@ -78,6 +81,7 @@ private:
     ibv_mr *mr_ = nullptr;
     ibv_mw *mw_ = nullptr;
     std::atomic<uint32_t> rkey_{0};
+    uint32_t device_key_ = 0;  // a device window's key while a registration binds it
 };
 
 }  // namespace opennd::verbs

@@ -79,22 +79,27 @@ Window::~Window() {
 
 Window *Window::Find(IUnknown *u) { return Windows::Find(u, IID_IND2MemoryWindow); }
 
-HRESULT Window::Register(uint64_t address, uint64_t length, ULONG flags) {
+HRESULT Window::Register(uint64_t address, uint64_t length, ULONG flags, uint64_t remote) {
     int access = 0;
     if (flags & ND_OP_FLAG_ALLOW_READ) access |= IBV_ACCESS_REMOTE_READ;
     if (flags & ND_OP_FLAG_ALLOW_WRITE) access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     // A zero-length window grants nothing; verbs registers at least a byte.
-    mr_ = ibv_reg_mr(device_->pd(), reinterpret_cast<void *>(address), length ? length : 1, length ? access : 0);
+    // The device translates the peer's addresses: remote maps to address.
+    mr_ = ibv_reg_mr_iova(device_->pd(), reinterpret_cast<void *>(address), length ? length : 1, remote,
+                          length ? access : 0);
     if (!mr_) return RegisterError(errno);
+    device_key_ = rkey_;
     rkey_ = mr_->rkey;
     return ND_SUCCESS;
 }
 
+// A device window bound by the device is unbound by the queue pair's
+// LOCAL_INV; one bound by a registration (and every emulated one) here.
 void Window::Drop() {
-    if (mw_) return;  // a device window: the queue pair's LOCAL_INV unbinds it
-    if (mr_) ibv_dereg_mr(mr_);
+    if (!mr_) return;
+    ibv_dereg_mr(mr_);
     mr_ = nullptr;
-    rkey_ = 0;
+    rkey_ = mw_ ? device_key_ : 0;  // a device window's keys go on from where they were
 }
 
 // Released while bound: an emulated binding goes with its registration; a

@@ -7,6 +7,7 @@
 #include "objects.h"
 #include "opennd/kit/adapter.h"
 #include "opennd/kit/adapter_notes.h"
+#include "opennd/kit/extensions.h"
 #include "shared_receive_queue.h"
 
 namespace opennd::verbs {
@@ -21,6 +22,7 @@ public:
 
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
         if (ppv && iid == IID_IOpenNdAdapterNotes) return kit::AdapterNotes::Make(device_->Notes(), ppv);
+        if (ppv && iid == IID_IOpenNdAdapterExt) return kit::AdapterExt::Make(OPENND_EXT_FAST_REGISTER, ppv);
         return kit::Adapter::QueryInterface(iid, ppv);
     }
 

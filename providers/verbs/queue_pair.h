@@ -165,6 +165,8 @@ private:
     }
     HRESULT PostBind(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size, ULONG flags);
     HRESULT PostInvalidate(void *ctx, Window *window, ULONG flags);
+    HRESULT PostFastRegister(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size,
+                             UINT64 remote, ULONG flags);
     // A request with nothing to move (a window's Bind or Invalidate): a
     // zero-length RDMA Write, for a completion in order with the others.
     HRESULT PostMarker(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);

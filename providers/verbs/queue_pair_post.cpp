@@ -180,7 +180,7 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     ibv_mw *mw = window->mw();
     uint32_t key = 0;
     const HRESULT hr = window->BindTo(region, address, size, (flags & ND_OP_FLAG_ALLOW_WRITE) != 0, [&] {
-        if (!mw) return window->Register(address, size, flags);
+        if (!mw) return window->Register(address, size, flags, address);
         key = window->NextKey();  // the token, before the bind completes (R081)
         return ND_SUCCESS;
     });
@@ -203,13 +203,30 @@ HRESULT QueuePair::PostBind(void *ctx, Region *region, Window *window, const voi
     return posted;
 }
 
+// A fast registration (IOpenNdQueuePairExt) is a registration at the
+// peer's address (ibv_reg_mr_iova) for any window, as an emulated Bind is:
+// the device translates, and a device window cannot be bound elsewhere.
+HRESULT QueuePair::PostFastRegister(void *ctx, Region *region, Window *window, const void *buffer, SIZE_T size,
+                                    UINT64 remote, ULONG flags) {
+    const uint64_t address = reinterpret_cast<uint64_t>(buffer);
+    if (remote != address && !device_->caps().relocatable_regions) return ND_NOT_SUPPORTED;
+    std::lock_guard<kit::SpinLock> lock(send_mu_);
+    if (state_.load(std::memory_order_acquire) == kFailed)
+        return Cancelled(icq_.get(), ctx, OPENND_REQUEST_TYPE_FAST_REGISTER);
+    if (!SendRoom()) return ND_NO_MORE_ENTRIES;
+    const HRESULT hr = window->BindTo(region, address, size, (flags & ND_OP_FLAG_ALLOW_WRITE) != 0,
+                                      [&] { return window->Register(address, size, flags, remote); });
+    return PostMarker(OPENND_REQUEST_TYPE_FAST_REGISTER, ctx, flags, hr);
+}
+
 HRESULT QueuePair::PostInvalidate(void *ctx, Window *window, ULONG flags) {
     kit::ComPtr<kit::MemoryRegion> unbound;  // dropped after the lock
     std::lock_guard<kit::SpinLock> lock(send_mu_);
     if (state_.load(std::memory_order_acquire) == kFailed) return Cancelled(icq_.get(), ctx, Nd2RequestTypeInvalidate);
     if (!SendRoom()) return ND_NO_MORE_ENTRIES;
+    const bool by_device = window->mw() && !window->registered();
     const bool was_bound = window->UnbindWith([&] { window->Drop(); }, &unbound);
-    if (!window->mw() || !was_bound)
+    if (!by_device || !was_bound)
         return PostMarker(Nd2RequestTypeInvalidate, ctx, flags, was_bound ? ND_SUCCESS : ND_INVALID_DEVICE_REQUEST);  // R107
     ibv_send_wr wr{};
     const bool signaled = !(flags & ND_OP_FLAG_SILENT_SUCCESS);

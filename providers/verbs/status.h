@@ -8,6 +8,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "ndspi.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::verbs {
 
@@ -45,7 +46,8 @@ inline HRESULT VerbsStatus(ibv_wc_status s) {
 
 inline HRESULT CompletionStatus(ibv_wc_status s, ND2_REQUEST_TYPE type) {
     const HRESULT hr = VerbsStatus(s);
-    if (type != Nd2RequestTypeBind && type != Nd2RequestTypeInvalidate) return hr;
+    if (type != Nd2RequestTypeBind && type != Nd2RequestTypeInvalidate && type != OPENND_REQUEST_TYPE_FAST_REGISTER)
+        return hr;
     return hr == ND_SUCCESS || hr == ND_CANCELED ? hr : ND_INTERNAL_ERROR;
 }
 

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -76,11 +79,14 @@ inline NTSTATUS Finish(NTSTATUS inline_status, Completion &c) {
     return c.status;
 }
 
+// 127.0.0.1, or the IPv4 address in OPENND_NDK_TEST_ADDRESS (an RDMA
+// device's, to run these tests over another provider: tests/verbs/vm_interop.sh).
 inline sockaddr_in Loopback(uint16_t port = 0) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (const char *at = std::getenv("OPENND_NDK_TEST_ADDRESS")) inet_pton(AF_INET, at, &a.sin_addr);
     return a;
 }
 inline PSOCKADDR Sa(sockaddr_in *a) { return reinterpret_cast<PSOCKADDR>(a); }

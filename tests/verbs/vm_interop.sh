@@ -15,6 +15,12 @@
 #   e) SMB Direct on NDK over ndverbs: ndksmbd server <- ndksmbd client
 #      (a 3 MB file by RDMA Read, read back by RDMA Write, checksums and
 #      every byte compared by ndksmbd; then with inline data)
+#   f) NDK fast-register MRs over ndverbs: test_ndk's NdkFastRegister cases
+#      on the device's address (one process, both ends on the device). On
+#      siw not the three whose refused Write must fail its initiator: siw
+#      completes a Write once sent, and the target's refusal ends the
+#      connection after (docs/verbs.md); what they check of the memory
+#      holds there too.
 # A ping exchange passes when both exit 0 and each printed every ping;
 # a bulk one when both printed their four verified steps (docs/interop.md).
 #
@@ -85,6 +91,14 @@ pair d-v6 7310 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip6 -p 7310 -S 1048576
 head -c 3000000 /dev/urandom > /tmp/smbd.bin; mkdir -p /tmp/smbd
 pair e-smbd 7307 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7307 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7307 -f /tmp/smbd.bin"
 pair e-inline 7308 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7308 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7308 -f /tmp/smbd.bin --name inline.bin --inline"
+t0=$(date +%s) filter='NdkFastRegister.*'
+[ "$DEV" = siw ] && filter="$filter-*BytesPastTheLength*:*RightsNotGranted*:*AfterInvalidateThePeer*"
+OPENND_NDK_TEST_ADDRESS=$ip timeout -k 5 300 $b/bin/test_ndk --gtest_filter="$filter" > /tmp/f.log 2>&1; frc=$?
+fn=$(grep -cE '^\[ +(OK|SKIPPED) \] .* \([0-9]+ ms\)$' /tmp/f.log); fw=$(sed -n 's/^\[==========\] \([0-9]*\) tests.* ran.*/\1/p' /tmp/f.log)
+r=PASS; if [ $frc != 0 ] || [ -z "$fw" ] || [ "$fn" != "$fw" ]; then r=FAIL; fails=$((fails+1)); fi
+printf 'RESULT %-10s %-4s test_ndk rc=%s %s/%s cases, %s skipped (%ss)\n' f-fastreg $r $frc "$fn" "$fw" \
+  "$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' /tmp/f.log)" $(($(date +%s) - t0))
+[ $r = PASS ] || grep -E 'Failure|FAILED|Expected|Which is|error' /tmp/f.log | head -30 | cut -c1-160 | sed 's/^/| /'
 echo "INTEROP-FAILS=$fails"
 [ $fails = 0 ]
 EOF
@@ -94,7 +108,7 @@ for dev in $devices; do
   echo "== ndverbs <-> rdma-core on ${dev}0 =="
   log=$(mktemp)
   timeout 1800 "$vm" --timeout 1700 --links "${dev}0:eth0" --share "$build" \
-    -c "BUILD=$build COUNT=$count MESSAGES=$messages b=$build
+    -c "BUILD=$build COUNT=$count MESSAGES=$messages DEV=$dev b=$build
 $tree
 $inside" >"$log" 2>&1
   status=$?
