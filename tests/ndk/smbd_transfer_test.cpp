@@ -248,6 +248,9 @@ TEST(SmbdTransfer, MultiMegabyteCopyWithChecksums) {
         EXPECT_EQ(smbd::Checksum(back.data(), back.size()), smbd::Checksum(data.data(), data.size()));
         EXPECT_TRUE(back == data);
     }
+    // The client's buffers went to the server as fast-registered MRs, as
+    // Windows' SMB Direct offers them (ndsoft has them: FRMRPageCount > 0).
+    EXPECT_GT(c->fast_registrations(), 0u);
     c.reset();  // disconnect: the server's loop ends
     EXPECT_EQ(serving.get(), STATUS_SUCCESS);
     unlink((dir + "/copy.bin").c_str());

@@ -34,6 +34,9 @@ NTSTATUS Connection::CreateResources() {
         limits_.max_receive_size < kMinReceiveSize || limits_.max_fragmented_size < kMinFragmentedSize)
         return STATUS_INVALID_PARAMETER;
     const NDK_ADAPTER_DISPATCH *d = adapter_->Dispatch;
+    NDK_ADAPTER_INFO info{};
+    ULONG info_size = sizeof info;
+    if (NT_SUCCESS(d->NdkQueryAdapterInfo(adapter_, &info, &info_size))) frmr_pages_ = info.FRMRPageCount;
     const ULONG rq = limits_.receive_credit_max + 1u;  // one spare receive, never granted
     const ULONG sq = ULONG(kSendSlots) + kOpSlots;
     NTSTATUS s = d->NdkCreateCq(adapter_, rq + sq, OnCqNotify, this, nullptr, nullptr, nullptr, &cq_);
@@ -199,6 +202,11 @@ uint16_t Connection::send_credits() {
 uint64_t Connection::messages_sent() {
     std::lock_guard<std::mutex> lock(mu_);
     return messages_sent_;
+}
+
+uint64_t Connection::fast_registrations() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fast_registrations_;
 }
 
 void Connection::FailLocked(NTSTATUS why) {

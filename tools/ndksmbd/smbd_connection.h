@@ -44,11 +44,17 @@ struct Registration {
     uint8_t *base = nullptr;
     size_t length = 0;
     MDL mdl{};
+    // The buffer's logical address mapping, where the adapter has
+    // fast-register MRs: ranges are exposed by NdkFastRegister over it.
+    std::vector<uint64_t> lam_storage;
+    NDK_LOGICAL_ADDRESS_MAPPING *lam = nullptr;
 };
 
-// One range of a Registration exposed to the peer (Expose ... Revoke).
+// One range of a Registration exposed to the peer (Expose ... Revoke): a
+// fast-registered MR (as Windows' SMB Direct does), else a memory window.
 struct Window {
     NDK_MW *mw = nullptr;
+    NDK_MR *fast = nullptr;
     BufferDescriptor descriptor;
 };
 
@@ -69,6 +75,8 @@ public:
     NTSTATUS status();
     uint16_t send_credits();
     uint64_t messages_sent();
+    // Ranges exposed by fast registration so far (the rest by windows).
+    uint64_t fast_registrations();
 
     // One upper-layer message (fragmented to max_send_size, up to
     // max_fragmented_send_size). Waits for send credits: STATUS_IO_TIMEOUT if
@@ -122,6 +130,8 @@ private:
     Limits limits_;
     Negotiated negotiated_;
     ULONG outbound_read_limit_ = 1;
+    ULONG frmr_pages_ = 0;  // the adapter's FRMRPageCount (0: windows only)
+    uint64_t fast_registrations_ = 0;
     NDK_CQ *cq_ = nullptr;
     NDK_PD *pd_ = nullptr;
     NDK_QP *qp_ = nullptr;

@@ -1,6 +1,7 @@
-// SMB Direct bulk data: registrations, buffer descriptors through memory
-// windows, RDMA Read/Write against the peer's descriptors (the SMB2 READ and
-// WRITE data path with SMB2_CHANNEL_RDMA_V1[_INVALIDATE]).
+// SMB Direct bulk data: registrations, buffer descriptors through
+// fast-registered MRs (or memory windows where the adapter has none), RDMA
+// Read/Write against the peer's descriptors (the SMB2 READ and WRITE data
+// path with SMB2_CHANNEL_RDMA_V1[_INVALIDATE]).
 #include <algorithm>
 #include <memory>
 
@@ -24,11 +25,27 @@ NTSTATUS Connection::Register(void *base, size_t length, Registration *out) {
     if (!NT_SUCCESS(s)) {
         CloseNdk(out->mr, out->mr->Dispatch->NdkCloseMr);  // also answers a late register callback
         out->mr = nullptr;
+        return s;
     }
-    return s;
+    // Its pages' logical addresses, for fast registration (synchronous;
+    // without them, ranges are exposed through windows).
+    if (frmr_pages_) {
+        const NDK_ADAPTER_DISPATCH *d = adapter_->Dispatch;
+        ULONG size = 0, fbo = 0;
+        if (d->NdkBuildLAM(adapter_, &out->mdl, length, nullptr, nullptr, nullptr, &size, &fbo) ==
+            STATUS_BUFFER_TOO_SMALL) {
+            out->lam_storage.resize((size + 7) / 8);
+            auto *lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING *>(out->lam_storage.data());
+            if (d->NdkBuildLAM(adapter_, &out->mdl, length, nullptr, nullptr, lam, &size, &fbo) == STATUS_SUCCESS)
+                out->lam = lam;
+        }
+    }
+    return STATUS_SUCCESS;
 }
 
 NTSTATUS Connection::Deregister(Registration *r) {
+    if (r->lam) adapter_->Dispatch->NdkReleaseLAM(adapter_, r->lam);
+    r->lam = nullptr;
     if (!r->mr) return STATUS_SUCCESS;
     NdkWait wait;
     wait.Finish(r->mr->Dispatch->NdkDeregisterMr(r->mr, NdkWait::Request, &wait), 10000);
@@ -46,33 +63,56 @@ NTSTATUS Connection::WaitOp(Op *op, int timeout_ms) {
     return op->status != STATUS_SUCCESS ? op->status : failed_;
 }
 
+// As Windows' SMB Direct does: a fast-register MR over the range's pages
+// (at the range's own address), else a window bound over the registration.
 NTSTATUS Connection::Expose(Registration *r, size_t offset, size_t length, bool peer_writes, Window *out) {
     *out = Window{};
-    if (offset + length > r->length || length > negotiated_.max_read_write_size) return STATUS_INVALID_PARAMETER;
-    NTSTATUS s = pd_->Dispatch->NdkCreateMw(pd_, nullptr, nullptr, &out->mw);
-    if (!NT_SUCCESS(s)) return s;
+    if (offset + length > r->length || length == 0 || length > negotiated_.max_read_write_size)
+        return STATUS_INVALID_PARAMETER;
+    uint8_t *at = r->base + offset;
+    const ULONG flags = peer_writes ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_REMOTE_READ;
+    const auto first = reinterpret_cast<uintptr_t>(at) & ~uintptr_t(PAGE_SIZE - 1);
+    const ULONG fbo = static_cast<ULONG>(reinterpret_cast<uintptr_t>(at) - first);
+    const ULONG pages = static_cast<ULONG>((fbo + length + PAGE_SIZE - 1) / PAGE_SIZE);
+    const bool fast = r->lam && pages <= frmr_pages_;
+    NTSTATUS s = STATUS_SUCCESS;
+    if (fast) {
+        s = pd_->Dispatch->NdkCreateMr(pd_, TRUE, nullptr, nullptr, &out->fast);
+        if (NT_SUCCESS(s)) s = out->fast->Dispatch->NdkInitializeFastRegisterMr(out->fast, pages, TRUE, nullptr, nullptr);
+    } else {
+        s = pd_->Dispatch->NdkCreateMw(pd_, nullptr, nullptr, &out->mw);
+    }
     auto op = std::make_unique<Op>();
-    {
+    if (NT_SUCCESS(s)) {
         std::lock_guard<std::mutex> lock(mu_);  // SQ posts are serialised by mu_
-        s = qp_->Dispatch->NdkBind(qp_, &op->ctx, r->mr, out->mw, r->base + offset, length,
-                                   peer_writes ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_REMOTE_READ);
+        if (fast) {
+            const size_t index = (first - static_cast<uintptr_t>(r->lam->AdapterPageArray[0].QuadPart)) / PAGE_SIZE;
+            s = qp_->Dispatch->NdkFastRegister(qp_, &op->ctx, out->fast, pages, &r->lam->AdapterPageArray[index], fbo,
+                                               length, at, flags);
+        } else {
+            s = qp_->Dispatch->NdkBind(qp_, &op->ctx, r->mr, out->mw, at, length, flags);
+        }
         if (NT_SUCCESS(s)) op->pending = 1;
+        if (NT_SUCCESS(s) && fast) ++fast_registrations_;
     }
     if (NT_SUCCESS(s)) s = WaitOp(op.get(), 10000);
     if (s == STATUS_IO_TIMEOUT) op.release();  // a late completion may still name it
     if (!NT_SUCCESS(s)) {
-        CloseNdk(out->mw, out->mw->Dispatch->NdkCloseMw);
-        out->mw = nullptr;
+        if (out->fast) CloseNdk(out->fast, out->fast->Dispatch->NdkCloseMr);
+        if (out->mw) CloseNdk(out->mw, out->mw->Dispatch->NdkCloseMw);
+        *out = Window{};
         return s;
     }
-    out->descriptor.offset = reinterpret_cast<uint64_t>(r->base + offset);
-    out->descriptor.token = out->mw->Dispatch->NdkGetRemoteTokenFromMw(out->mw);
+    out->descriptor.offset = reinterpret_cast<uint64_t>(at);
+    out->descriptor.token = fast ? out->fast->Dispatch->NdkGetRemoteTokenFromMr(out->fast)
+                                 : out->mw->Dispatch->NdkGetRemoteTokenFromMw(out->mw);
     out->descriptor.length = static_cast<uint32_t>(length);
     return STATUS_SUCCESS;
 }
 
 NTSTATUS Connection::Revoke(Window *w) {
-    if (!w->mw) return STATUS_SUCCESS;
+    if (!w->mw && !w->fast) return STATUS_SUCCESS;
+    NDK_OBJECT_HEADER *target = w->fast ? &w->fast->Header : &w->mw->Header;
     NTSTATUS s = STATUS_SUCCESS;
     auto op = std::make_unique<Op>();
     bool posted = false;  // op->pending itself is the dispatcher's to change (under mu_)
@@ -80,15 +120,16 @@ NTSTATUS Connection::Revoke(Window *w) {
         std::lock_guard<std::mutex> lock(mu_);
         // Already invalidated by the peer's Send-and-Invalidate? Else do it here.
         if (!invalidated_tokens_.erase(w->descriptor.token) && failed_ == STATUS_SUCCESS) {
-            s = qp_->Dispatch->NdkInvalidate(qp_, &op->ctx, &w->mw->Header, 0);
+            s = qp_->Dispatch->NdkInvalidate(qp_, &op->ctx, target, 0);
             posted = NT_SUCCESS(s);
             if (posted) op->pending = 1;
         }
     }
     if (posted) s = WaitOp(op.get(), 10000);
     if (s == STATUS_IO_TIMEOUT) op.release();
-    NTSTATUS closed = CloseNdk(w->mw, w->mw->Dispatch->NdkCloseMw);
+    NTSTATUS closed = w->fast ? CloseNdk(w->fast, w->fast->Dispatch->NdkCloseMr) : CloseNdk(w->mw, w->mw->Dispatch->NdkCloseMw);
     w->mw = nullptr;
+    w->fast = nullptr;
     return NT_SUCCESS(s) ? closed : s;
 }
 
