@@ -4,6 +4,11 @@ option(OPENND_BUILD_BENCH "Build the benchmarks" ON)
 # this on), never in a user's or a packager's build: another compiler or
 # build type may warn where GCC 12 and Clang 14 at the CI's types do not.
 option(OPENND_WERROR "Treat warnings as errors" OFF)
+# The test programs' own code at the build type's optimisation (default), or
+# at -O0 (OFF: what CI's optimised build uses; the libraries, providers and
+# tools under test are built as the build type says either way, and the
+# test code, half of the build's compile time, builds twice as fast).
+option(OPENND_OPTIMIZE_TESTS "Optimise the test programs' own code as the build type says" ON)
 set(OPENND_SANITIZE "" CACHE STRING "Sanitizers for the whole build: address,undefined or thread")
 
 add_library(opennd_warnings INTERFACE)

@@ -78,7 +78,12 @@ NTSTATUS Connection::Expose(Registration *r, size_t offset, size_t length, bool 
     NTSTATUS s = STATUS_SUCCESS;
     if (fast) {
         s = pd_->Dispatch->NdkCreateMr(pd_, TRUE, nullptr, nullptr, &out->fast);
-        if (NT_SUCCESS(s)) s = out->fast->Dispatch->NdkInitializeFastRegisterMr(out->fast, pages, TRUE, nullptr, nullptr);
+        if (NT_SUCCESS(s)) {  // (OpenND's NDK completes it inline; a provider may pend it)
+            NdkWait wait;
+            s = wait.Finish(out->fast->Dispatch->NdkInitializeFastRegisterMr(out->fast, pages, TRUE, NdkWait::Request,
+                                                                            &wait),
+                            10000);
+        }
     } else {
         s = pd_->Dispatch->NdkCreateMw(pd_, nullptr, nullptr, &out->mw);
     }
