@@ -75,9 +75,18 @@ protected:
     void Fill(size_t n, char seed) {
         for (size_t i = 0; i < n; ++i) pair_.client.region.bytes[i] = static_cast<char>(seed + i * 13);
     }
+    // A one-page buffer (mem_) and its mapping (lam_), and a fast-register
+    // MR for it (remote access unless `remote` is false).
+    bool OnePage(bool remote = true) {
+        lam_ = std::make_unique<Lam>(pair_.adapter, mem_.p, kPage);
+        return lam_->Build(kPage) == STATUS_SUCCESS && Make(1, remote);
+    }
+
     NDK_MR *mr_ = nullptr;
     UINT64 base_ = 0;
     bool relocated_ = true;
+    Pages mem_{1};
+    std::unique_ptr<Lam> lam_;
 };
 
 }  // namespace
@@ -162,74 +171,59 @@ TEST_F(NdkFastRegister, BytesPastTheLengthAreNotReachable) {
 }
 
 TEST_F(NdkFastRegister, RightsNotGrantedAreRefused) {
-    Pages mem(1);
-    Lam lam(pair_.adapter, mem.p, kPage);
-    ASSERT_EQ(lam.Build(kPage), STATUS_SUCCESS);
-    ASSERT_TRUE(Make(1));
-    ASSERT_EQ(Register(lam, kPage, 0x20000, NDK_OP_FLAG_ALLOW_REMOTE_READ), STATUS_SUCCESS);
-    mem.p[0] = 42;
+    ASSERT_TRUE(OnePage());
+    ASSERT_EQ(Register(*lam_, kPage, 0x20000, NDK_OP_FLAG_ALLOW_REMOTE_READ), STATUS_SUCCESS);
+    mem_.p[0] = 42;
     ASSERT_EQ(Read(base_, Token(), 1), STATUS_SUCCESS);
     EXPECT_EQ(pair_.client.region.bytes[0], 42);
     Fill(8, 1);
     EXPECT_EQ(Write(base_, Token(), 8), STATUS_ACCESS_VIOLATION) << "a Write through a read-only registration";
-    EXPECT_EQ(mem.p[1], 0);
+    EXPECT_EQ(mem_.p[1], 0);
 }
 
 TEST_F(NdkFastRegister, RemoteFlagsNeedAnMrInitialisedForRemoteAccess) {
-    Pages mem(1);
-    Lam lam(pair_.adapter, mem.p, kPage);
-    ASSERT_EQ(lam.Build(kPage), STATUS_SUCCESS);
-    ASSERT_TRUE(Make(1, /*remote=*/false));
-    EXPECT_EQ(Register(lam, kPage, 0x20000, NDK_OP_FLAG_ALLOW_REMOTE_READ), STATUS_ACCESS_VIOLATION);
-    EXPECT_EQ(Register(lam, kPage, 0x20000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE), STATUS_ACCESS_VIOLATION);
-    EXPECT_EQ(Register(lam, kPage, 0x20000, NDK_OP_FLAG_ALLOW_LOCAL_WRITE), STATUS_SUCCESS);
+    ASSERT_TRUE(OnePage(/*remote=*/false));
+    EXPECT_EQ(Register(*lam_, kPage, 0x20000, NDK_OP_FLAG_ALLOW_REMOTE_READ), STATUS_ACCESS_VIOLATION);
+    EXPECT_EQ(Register(*lam_, kPage, 0x20000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE), STATUS_ACCESS_VIOLATION);
+    EXPECT_EQ(Register(*lam_, kPage, 0x20000, NDK_OP_FLAG_ALLOW_LOCAL_WRITE), STATUS_SUCCESS);
 }
 
 TEST_F(NdkFastRegister, AfterInvalidateThePeerIsRefused) {
-    Pages mem(1);
-    Lam lam(pair_.adapter, mem.p, kPage);
-    ASSERT_EQ(lam.Build(kPage), STATUS_SUCCESS);
-    ASSERT_TRUE(Make(1));
-    ASSERT_EQ(Register(lam, kPage, 0x40000), STATUS_SUCCESS);
+    ASSERT_TRUE(OnePage());
+    ASSERT_EQ(Register(*lam_, kPage, 0x40000), STATUS_SUCCESS);
     UINT32 token = Token();
     Fill(32, 2);
     ASSERT_EQ(Write(base_, token, 32), STATUS_SUCCESS);
-    std::memset(mem.p, 0, 32);
+    std::memset(mem_.p, 0, 32);
     Side &s = pair_.server;
     ASSERT_EQ(s.qp->Dispatch->NdkInvalidate(s.qp, &token, &mr_->Header, 0), STATUS_SUCCESS);
     NDK_RESULT_EX r = s.Next();
     EXPECT_EQ(r.Status, STATUS_SUCCESS);
     EXPECT_EQ(r.Type, NdkOperationTypeInvalidate);
     EXPECT_EQ(Write(base_, token, 32), STATUS_ACCESS_VIOLATION);
-    for (size_t i = 0; i < kPage; ++i) ASSERT_EQ(mem.p[i], 0) << "written after the invalidation, at " << i;
+    for (size_t i = 0; i < kPage; ++i) ASSERT_EQ(mem_.p[i], 0) << "written after the invalidation, at " << i;
 }
 
 TEST_F(NdkFastRegister, RegisteredAgainAfterInvalidateWithANewToken) {
-    Pages mem(1);
-    Lam lam(pair_.adapter, mem.p, kPage);
-    ASSERT_EQ(lam.Build(kPage), STATUS_SUCCESS);
-    ASSERT_TRUE(Make(1));
-    ASSERT_EQ(Register(lam, kPage, 0x40000), STATUS_SUCCESS);
+    ASSERT_TRUE(OnePage());
+    ASSERT_EQ(Register(*lam_, kPage, 0x40000), STATUS_SUCCESS);
     const UINT32 first = Token();
     Side &s = pair_.server;
     ASSERT_EQ(s.qp->Dispatch->NdkInvalidate(s.qp, nullptr, &mr_->Header, 0), STATUS_SUCCESS);
     ASSERT_EQ(s.Next().Status, STATUS_SUCCESS);
-    ASSERT_EQ(Register(lam, kPage, 0x50000), STATUS_SUCCESS);
+    ASSERT_EQ(Register(*lam_, kPage, 0x50000), STATUS_SUCCESS);
     EXPECT_NE(Token(), first);
     Fill(100, 3);
     ASSERT_EQ(Write(base_ + 10, Token(), 100), STATUS_SUCCESS);
-    EXPECT_EQ(std::memcmp(mem.p + 10, pair_.client.region.bytes.data(), 100), 0);
+    EXPECT_EQ(std::memcmp(mem_.p + 10, pair_.client.region.bytes.data(), 100), 0);
 }
 
 // As on an RNIC, the failed request's completion ends the connection.
 TEST_F(NdkFastRegister, RegisteringAValidMrFails) {
-    Pages mem(1);
-    Lam lam(pair_.adapter, mem.p, kPage);
-    ASSERT_EQ(lam.Build(kPage), STATUS_SUCCESS);
-    ASSERT_TRUE(Make(1));
-    ASSERT_EQ(Register(lam, kPage, 0x40000), STATUS_SUCCESS);
+    ASSERT_TRUE(OnePage());
+    ASSERT_EQ(Register(*lam_, kPage, 0x40000), STATUS_SUCCESS);
     const UINT32 token = Token();
-    EXPECT_NE(Register(lam, kPage, 0x50000), STATUS_SUCCESS) << "registered while still valid";
+    EXPECT_NE(Register(*lam_, kPage, 0x50000), STATUS_SUCCESS) << "registered while still valid";
     EXPECT_EQ(Token(), token);
 }
 
