@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages OpenND needs to build and test, if missing.
 # Run as root (CI runs as root); as another user it prints the apt-get line.
 set -euo pipefail
-pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev iproute2 procps python3 clang libclang-rt-14-dev
+pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev iproute2 procps python3 clang libclang-rt-14-dev scdoc groff-base
       libibverbs-dev librdmacm-dev)
 [ "${OPENND_DEPS_EXTRA:-}" ] && read -r -a extra <<<"$OPENND_DEPS_EXTRA" && pkgs+=("${extra[@]}")
 missing=()

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Checks the built man pages (man/): each renders with no warning from
+# groff, and each tool's page names every option its --help prints.
+# Usage: check_man.sh BUILD_DIR. 77: no groff here (skipped).
+set -uo pipefail
+build=$1
+command -v groff >/dev/null || { echo "SKIP: no groff"; exit 77; }
+fail=0
+render() { groff -man -Tascii -P-cbu -rHY=0 -rLL=200n "$1" 2>/dev/null; }  # no hyphenation, long lines
+for page in "$build"/share/man/man1/*.1 "$build"/share/man/man7/*.7; do
+  [ -e "$page" ] || { echo "FAIL: no pages in $build/share/man"; exit 1; }
+  warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+  [ -z "$warnings" ] || { echo "FAIL: $page: $warnings"; fail=1; }
+  [ "$(render "$page" | wc -l)" -gt 20 ] || { echo "FAIL: $page renders almost nothing"; fail=1; }
+done
+for tool in ndinfo ndinstall ndperf ndrping ndconformance ndksmbd ndbaseline; do
+  page=$build/share/man/man1/$tool.1
+  [ -e "$page" ] || { echo "FAIL: no page for $tool"; fail=1; continue; }
+  text=$(render "$page")
+  # Every option word of the tool's usage: -x, --long-name.
+  opts=$("$build/bin/$tool" --help 2>&1 | grep -oE '(^|[][ ,|(])--?[a-zA-Z0-9][a-zA-Z0-9-]*' | sed -E 's/^[][ ,|(]//' | sort -u)
+  [ -n "$opts" ] || { echo "FAIL: $tool --help lists no options"; fail=1; }
+  missing=""
+  for o in $opts; do
+    grep -qE -- "(^|[^a-zA-Z0-9-])$o([^a-zA-Z0-9-]|\$)" <<<"$text" || missing="$missing $o"
+  done
+  if [ -n "$missing" ]; then echo "FAIL: $tool.1 does not name:$missing"; fail=1; else echo "ok: $tool.1 ($(wc -w <<<"$opts") options)"; fi
+done
+[ $fail = 0 ] && echo "PASS: every page renders cleanly and names its tool's options"
+exit $fail
