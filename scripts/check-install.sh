@@ -45,6 +45,9 @@ if grep -q '^OPENND_SCDOC:FILEPATH=/' "$build/CMakeCache.txt"; then
   fi
   echo "-- man pages installed"
 fi
+for tool in ndinfo ndinstall ndperf ndrping ndconformance ndksmbd ndbaseline; do
+  [ -s "$prefix/share/bash-completion/completions/$tool" ] || { echo "no bash completion for $tool" >&2; exit 1; }
+done
 
 # find_package(OpenND) from a consumer project.
 mkdir -p "$scratch/consumer"
