@@ -15,9 +15,10 @@
 /* IOpenNdAdapterExt::Extensions() bits. */
 #define OPENND_EXT_FAST_REGISTER 0x00000001u /* IOpenNdQueuePairExt::FastRegister */
 
-/* ND2_RESULT::RequestType of a FastRegister's completion (ND2's own types
- * are 0-5; a provider may keep the type in a byte). */
-#define OPENND_REQUEST_TYPE_FAST_REGISTER ((ND2_REQUEST_TYPE)0x40)
+/* ND2_RESULT::RequestType of a FastRegister's completion. ND2's own types
+ * are 0-5; a value of the enum must stay within 0-7 (the range its
+ * enumerators span: anything else is undefined behaviour in C++). */
+#define OPENND_REQUEST_TYPE_FAST_REGISTER ((ND2_REQUEST_TYPE)6)
 
 #ifdef __cplusplus
 /* {4F70656E-4E44-4578-7465-6E7300000001} */

@@ -18,6 +18,7 @@ class NdkFastRegister : public ConnectedPair {
 protected:
     void TearDown() override {
         Close(mr_);
+        lam_.reset();  // its release needs the adapter
         ConnectedPair::TearDown();
     }
     // A fast-register MR on the server, initialised for `pages` pages.
