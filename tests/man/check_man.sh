@@ -7,7 +7,7 @@ build=$1
 command -v groff >/dev/null || { echo "SKIP: no groff"; exit 77; }
 fail=0
 render() { groff -man -Tascii -P-cbu -rHY=0 -rLL=200n "$1" 2>/dev/null; }  # no hyphenation, long lines
-for page in "$build"/share/man/man1/*.1 "$build"/share/man/man7/*.7; do
+for page in "$build"/share/man/man1/*.1 "$build"/share/man/man3/ndsupport.3 "$build"/share/man/man7/*.7; do
   [ -e "$page" ] || { echo "FAIL: no pages in $build/share/man"; exit 1; }
   warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
   [ -z "$warnings" ] || { echo "FAIL: $page: $warnings"; fail=1; }
@@ -25,6 +25,11 @@ for tool in ndinfo ndinstall ndperf ndrping ndconformance ndksmbd ndbaseline; do
     grep -qE -- "(^|[^a-zA-Z0-9-])$o([^a-zA-Z0-9-]|\$)" <<<"$text" || missing="$missing $o"
   done
   if [ -n "$missing" ]; then echo "FAIL: $tool.1 does not name:$missing"; fail=1; else echo "ok: $tool.1 ($(wc -w <<<"$opts") options)"; fi
+done
+# Each Nd* helper's page is ndsupport(3), and that page names it.
+for fn in NdStartup NdCleanup NdFlushProviders NdQueryAddressList NdResolveAddress NdCheckAddress NdOpenAdapter; do
+  grep -qx '.so man3/ndsupport.3' "$build/share/man/man3/$fn.3" 2>/dev/null || { echo "FAIL: no $fn(3)"; fail=1; }
+  render "$build/share/man/man3/ndsupport.3" | grep -q "$fn(" || { echo "FAIL: ndsupport(3) does not describe $fn"; fail=1; }
 done
 [ $fail = 0 ] && echo "PASS: every page renders cleanly and names its tool's options"
 exit $fail
