@@ -32,5 +32,10 @@ for fn in NdStartup NdCleanup NdFlushProviders NdQueryAddressList NdResolveAddre
   grep -qx '.so man3/ndsupport.3' "$build/share/man/man3/$fn.3" 2>/dev/null || { echo "FAIL: no $fn(3)"; fail=1; }
   render "$build/share/man/man3/ndsupport.3" | grep -q "$fn(" || { echo "FAIL: ndsupport(3) does not describe $fn"; fail=1; }
 done
+# A page for every ND SPI v2 interface.
+for i in IND2Provider IND2Adapter IND2Overlapped IND2CompletionQueue IND2MemoryRegion IND2MemoryWindow \
+         IND2SharedReceiveQueue IND2QueuePair IND2Connector IND2Listener; do
+  [ -e "$build/share/man/man3/$i.3" ] || { echo "FAIL: no $i(3)"; fail=1; }
+done
 [ $fail = 0 ] && echo "PASS: every page renders cleanly and names its tool's options"
 exit $fail
