@@ -36,7 +36,8 @@ grep -q "127.0.0.1" <<<"$out" || { echo "hello did not see the provider installe
 # in the prefix.
 if grep -q '^OPENND_SCDOC:FILEPATH=/' "$build/CMakeCache.txt"; then
   for page in man1/ndinfo.1 man1/ndinstall.1 man1/ndperf.1 man1/ndrping.1 man1/ndconformance.1 man1/ndksmbd.1 \
-              man1/ndbaseline.1 man3/ndsupport.3 man3/NdOpenAdapter.3 man7/opennd.7; do
+              man1/ndbaseline.1 man3/ndsupport.3 man3/NdOpenAdapter.3 man3/IND2QueuePair.3 man7/opennd.7 \
+              man7/ndkpi.7; do
     [ -s "$prefix/share/man/$page" ] || { echo "not installed: share/man/$page" >&2; exit 1; }
   done
   if command -v man >/dev/null; then

@@ -37,5 +37,8 @@ for i in IND2Provider IND2Adapter IND2Overlapped IND2CompletionQueue IND2MemoryR
          IND2SharedReceiveQueue IND2QueuePair IND2Connector IND2Listener; do
   [ -e "$build/share/man/man3/$i.3" ] || { echo "FAIL: no $i(3)"; fail=1; }
 done
+for p in man7/opennd.7 man7/ndkpi.7 man3/ndsupport.3; do
+  [ -e "$build/share/man/$p" ] || { echo "FAIL: no $p"; fail=1; }
+done
 [ $fail = 0 ] && echo "PASS: every page renders cleanly and names its tool's options"
 exit $fail
