@@ -41,11 +41,13 @@ struct IOpenNdQueuePairExt : public IUnknown {
      * same checks, flags and ordering as IND2QueuePair::Bind, reachable
      * through this queue pair's connection (and, on a provider whose
      * windows are registrations, through the adapter's other connections
-     * too), Invalidate and Release of the window as for any window. Completes with RequestType
-     * OPENND_REQUEST_TYPE_FAST_REGISTER. ND_NOT_SUPPORTED where the adapter
-     * does not report OPENND_EXT_FAST_REGISTER, and (returned, nothing
-     * queued) for a remote_address other than pBuffer where the device can
-     * place a region only at its own address (siw). */
+     * too), Invalidate and Release of the window as for any window.
+     * Completes with RequestType OPENND_REQUEST_TYPE_FAST_REGISTER.
+     * ND_INVALID_PARAMETER_6 if remoteAddress + cbBuffer passes the end of
+     * the address space. ND_NOT_SUPPORTED where the adapter does not report
+     * OPENND_EXT_FAST_REGISTER, and (returned, nothing queued) for a
+     * remoteAddress other than pBuffer where the device can place a region
+     * only at its own address (siw). */
     STDMETHOD(FastRegister)(VOID *requestContext, IUnknown *pMemoryRegion, IUnknown *pMemoryWindow,
                             const VOID *pBuffer, SIZE_T cbBuffer, UINT64 remoteAddress, ULONG flags) PURE;
 };

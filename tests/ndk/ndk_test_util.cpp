@@ -97,6 +97,12 @@ NDK_RESULT_EX Side::Next(std::chrono::milliseconds timeout) {
     return r;
 }
 
+void Side::ExpectQuiet(std::chrono::milliseconds settle) {
+    std::this_thread::sleep_for(settle);  // (absence has no event to wait for)
+    NDK_RESULT_EX r{};
+    EXPECT_EQ(cq->Dispatch->NdkGetCqResultsEx(cq, &r, 1), 0u) << "a refused request completed";
+}
+
 VOID Pair::OnConnect(PVOID context, NDK_CONNECTOR *connector) {
     Pair *p = static_cast<Pair *>(context);
     std::lock_guard<std::mutex> lock(p->mu);

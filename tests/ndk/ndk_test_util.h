@@ -138,6 +138,9 @@ struct Side {
     void Release();
     // The next completion (bounded polling); Status STATUS_IO_TIMEOUT if none.
     NDK_RESULT_EX Next(std::chrono::milliseconds timeout = kWait);
+    // Nothing reaches the CQ for a while (after posts that were refused, and
+    // so must not complete): a failed expectation if something does.
+    void ExpectQuiet(std::chrono::milliseconds settle = std::chrono::milliseconds(100));
     // A new window bound over the region's first `length` bytes, remote
     // write (the Bind's completion taken); nullptr after a test failure.
     NDK_MW *BindWindow(size_t length);
