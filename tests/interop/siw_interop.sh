@@ -284,7 +284,7 @@ boot() {
   limit=$((60 + $# * (vm_timeout + 30)))
   for x; do [ "$(echo "$x" | cut -d' ' -f2)" = x ] && limit=$((limit + conf_timeout)); done
   log "boot $n: VM with siw0 on $vm_ip4 and $vm_ip6 (tap in namespace $netns; this side $host_ip4, $host_ip6)"
-  "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$build" --add "$verbs_bulk" \
+  "$runvm" --net tap --netns "$netns" --links siw0:eth0 --share "$build" --add "$verbs_bulk" --add "$ndconf" \
     --timeout "$limit" "$work/vm$n.sh" > "$work/vm$n.console" 2>&1 &
   vm_pid=$!
   i=0

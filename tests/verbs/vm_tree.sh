@@ -7,7 +7,18 @@
 # provider catalog work at their own paths; and it writes a catalog that
 # lists ndverbs alone (so ndsoft cannot answer for the device's address),
 # for those that export OPENND_CATALOG=/root/catalog.
-mkdir -p $b/lib
+# Programs and providers run from the VM's memory: 9p has no page cache
+# here, so a program run from /host reads its whole file (ndconformance:
+# tens of MB) through the emulated device at every exec, ~0.5 s each. A
+# program the caller put in the VM with --add is run from there; the
+# providers are copied in once.
+mkdir -p $b/lib $b/bin $b/lib/opennd
+for e in /host/bin/*; do
+  n=${e##*/}
+  [ -e "$b/bin/$n" ] && continue
+  if [ -x "/usr/local/bin/$n" ]; then ln -s "/usr/local/bin/$n" "$b/bin/$n"; else ln -s "$e" "$b/bin/$n"; fi
+done
+for e in /host/lib/opennd/*; do [ -e "$b/lib/opennd/${e##*/}" ] || cp -P "$e" "$b/lib/opennd/"; done
 for e in /host/*; do [ -e "$b/${e##*/}" ] || ln -s "$e" "$b/${e##*/}"; done
 for e in /host/lib/*; do [ -e "$b/lib/${e##*/}" ] || ln -s "$e" "$b/lib/${e##*/}"; done
 mkdir -p /root/catalog && chmod 755 /root/catalog

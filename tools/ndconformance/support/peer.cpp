@@ -70,30 +70,71 @@ pid_t SpawnPeer(std::vector<std::string> args, int control_fd, int netns_fd, boo
     return pid;
 }
 
-std::string Peer::Start(const IpAddress &address) {
-    if (PeerHostSet()) return StartRemote(address);
+namespace {
+
+// A started peer process and our end of its control channel.
+struct Launched {
+    pid_t pid = -1;
+    int fd = -1;
+};
+
+Launched Launch(bool isolated, std::string *why) {
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return "socketpair failed";
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        *why = "socketpair failed";
+        return {};
+    }
     int ns = -1;
     if (!g_netns.empty()) {
         ns = open(("/var/run/netns/" + g_netns).c_str(), O_RDONLY | O_CLOEXEC);
         if (ns < 0) {
             close(sv[0]);
             close(sv[1]);
-            return "cannot open network namespace " + g_netns;
+            *why = "cannot open network namespace " + g_netns;
+            return {};
         }
     }
     const pid_t pid = SpawnPeer(g_peer_args, sv[1], ns, isolated);
-    if (pid < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        if (ns >= 0) close(ns);
-        return "fork failed";
-    }
     close(sv[1]);
     if (ns >= 0) close(ns);
-    pid_ = pid;
-    ch_.Attach(sv[0]);
+    if (pid < 0) {
+        close(sv[0]);
+        *why = "fork failed";
+        return {};
+    }
+    return {pid, sv[0]};
+}
+
+// The next case's peer, started while this case runs: starting one (exec,
+// loading the provider) is most of a short case's time in an emulated VM.
+// Only from the main thread: a peer dies with the thread that forked it
+// (PR_SET_PDEATHSIG), and a case's own threads end with the case.
+Launched g_spare;
+
+bool OnMainThread() { return gettid() == getpid(); }
+
+Launched TakeSpare() {
+    Launched s = g_spare;
+    g_spare = {};
+    if (s.pid > 0 && waitpid(s.pid, nullptr, WNOHANG) != 0) {  // it died (or was reaped): not usable
+        close(s.fd);
+        s = {};
+    }
+    return s;
+}
+
+}  // namespace
+
+std::string Peer::Start(const IpAddress &address) {
+    if (PeerHostSet()) return StartRemote(address);
+    const bool spares = !isolated && OnMainThread();
+    Launched l = spares ? TakeSpare() : Launched{};
+    std::string why;
+    if (l.pid <= 0) l = Launch(isolated, &why);
+    if (l.pid <= 0) return why;
+    if (spares) g_spare = Launch(false, &why);  // none is fine: the next case starts its own
+    pid_ = l.pid;
+    ch_.Attach(l.fd);
     Msg r = Call(Msg("open").Set("addr", IpText(PeerIp(address))));
     if (!r.ok()) return "peer could not start: " + r.error();
     return "";
