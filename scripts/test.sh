@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every OpenND test: the normal build, the same suite under
 # ASan+UBSan, the concurrency tests under TSan, a Clang build of every
-# target, the install/packaging checks, a short fuzzing run and the interop
-# run with Linux siw in a VM, and the verbs provider's conformance on rxe
-# and siw in a VM.
+# target, the install checks, the Debian packages, a short fuzzing run, the
+# interop run with Linux siw in a VM, and the verbs provider's conformance
+# on rxe and siw in a VM.
 # Exit 0 only if all pass. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +38,16 @@ ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300 || { bash scr
 
 step "install and packaging checks"
 bash scripts/check-install.sh build
+
+# The Debian packages (debian/): built, lintian-clean, installed, used and
+# removed. At -O0 here (noopt) to save CI minutes: what is checked is the
+# packaging; the code is the suite's business above and below.
+step "Debian packages (build, lintian, install, use, remove)"
+OPENND_DEPS_EXTRA="debhelper lintian man-db" bash scripts/deps.sh
+rc=0
+OPENND_DEB_OPTIONS="noopt noautodbgsym" bash scripts/check-deb.sh || rc=$?
+[ $rc = 77 ] && echo "Debian packages: skipped (needs root)"
+[ $rc = 0 ] || [ $rc = 77 ] || exit 1
 
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOPENND_WERROR=ON -DOPENND_SANITIZE=address,undefined -DOPENND_BUILD_BENCH=OFF >/dev/null

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds OpenND's Debian packages (debian/) from this checkout, checks them
+# with lintian, installs them on this machine and checks what a user of the
+# packages gets: the tools find the providers through /etc/opennd, a
+# program builds with `pkg-config opennd` and with find_package(OpenND),
+# the manual pages and completions are there, nothing carries a RUNPATH.
+# Then it removes them again (also on failure). Needs root (dpkg -i) and
+# the packages scripts/deps.sh installs with OPENND_DEPS_EXTRA="debhelper
+# lintian man-db". Exit 77: not root. Usage: check-deb.sh [OUT_DIR]
+# (OUT_DIR: keep the .deb files there).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ "$(id -u)" = 0 ] || { echo "check-deb: skipped: needs root (dpkg -i)"; exit 77; }
+packages=(libopennd-dev opennd-utils opennd-providers libopennd-ndk0 libopennd0)
+for p in "${packages[@]}" "${packages[@]/%/-dbgsym}"; do
+  case $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) in
+    ''|not-installed) ;;
+    *) echo "check-deb: $p is on this machine already; remove it first (dpkg -P $p)" >&2; exit 1;;
+  esac
+done
+work=$(mktemp -d /tmp/opennd-deb-XXXXXX)
+chmod 755 "$work"
+cleanup() {  # every package built (debug symbols too), whatever happened
+  local names=()
+  for d in "$work"/*.deb; do [ -e "$d" ] && names+=("$(dpkg-deb -f "$d" Package)"); done
+  [ ${#names[@]} = 0 ] || dpkg -P "${names[@]}" >/dev/null 2>&1 ||
+    echo "check-deb: could not remove ${names[*]}" >&2
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The checkout without its build trees and history, as a source package sees it.
+mkdir "$work/src"
+tar -C "$root" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$work/src" -xf -
+echo "-- building the packages (dpkg-buildpackage -b)"
+if ! (cd "$work/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck ${OPENND_DEB_OPTIONS:-}" dpkg-buildpackage -b -us -uc) \
+    >"$work/build.log" 2>&1; then
+  tail -n 40 "$work/build.log"
+  echo "check-deb: dpkg-buildpackage failed" >&2
+  exit 1
+fi
+ls "$work"/*.deb | sed 's|.*/|   |'
+for p in "${packages[@]}"; do
+  ls "$work/${p}_"*.deb >/dev/null 2>&1 || { echo "check-deb: no package $p was built" >&2; exit 1; }
+done
+
+echo "-- lintian"
+lintian --allow-root --fail-on error,warning "$work"/*.changes
+
+echo "-- installing"
+dpkg -i "$work"/*.deb >/dev/null
+
+# Every installed ELF file: no RUNPATH or RPATH (the libraries are in the
+# linker's path), and each library has the SONAME its package is named for.
+for f in $(dpkg -L "${packages[@]}" | sort -u); do
+  [ -f "$f" ] && [ ! -L "$f" ] && head -c 4 "$f" | grep -q ELF || continue
+  if readelf -d "$f" | grep -qE 'RUNPATH|RPATH'; then echo "check-deb: $f has a RUNPATH" >&2; exit 1; fi
+done
+readelf -d "$(dpkg -L libopennd0 | grep 'libopennd.so.0\.')" | grep -q 'SONAME.*libopennd.so.0' ||
+  { echo "check-deb: libopennd0 does not hold libopennd.so.0" >&2; exit 1; }
+
+# The tools find the providers through the system catalog.
+unset OPENND_CATALOG
+ndinstall -l | grep -q ndsoft || { echo "check-deb: ndinstall -l does not list ndsoft" >&2; exit 1; }
+ndinfo --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = {p["name"]: p for p in d["providers"]}
+assert "ndsoft" in names and names["ndsoft"]["usable"], d
+assert "ndverbs" in names, d
+print("-- ndinfo: providers " + ", ".join(sorted(names)))'
+
+# A program built against the installed headers and library, both ways.
+g++ -std=c++17 -Wall -Wextra -Werror "$root/examples/hello.cpp" $(pkg-config --cflags --libs opennd) -o "$work/hello"
+"$work/hello" | grep -q "127.0.0.1" || { echo "check-deb: hello (pkg-config) does not see ndsoft's 127.0.0.1" >&2; exit 1; }
+mkdir "$work/consumer"
+cat >"$work/consumer/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(consumer CXX)
+find_package(OpenND REQUIRED)
+add_executable(hello $root/examples/hello.cpp)
+target_link_libraries(hello PRIVATE OpenND::opennd)
+add_executable(hello_ndk $root/examples/hello.cpp)
+target_link_libraries(hello_ndk PRIVATE OpenND::opennd OpenND::opennd_ndk)
+CMAKE
+cmake -S "$work/consumer" -B "$work/consumer/build" >/dev/null
+cmake --build "$work/consumer/build" >/dev/null
+"$work/consumer/build/hello" | grep -q "127.0.0.1" ||
+  { echo "check-deb: hello (find_package) does not see ndsoft's 127.0.0.1" >&2; exit 1; }
+echo "-- a program builds with pkg-config opennd and find_package(OpenND)"
+
+# Manual pages and completion.
+if command -v man >/dev/null; then
+  man -P cat 1 ndinfo 2>/dev/null | grep -q 'ndinfo - list NetworkDirect providers' ||
+    { echo "check-deb: man does not find ndinfo(1)" >&2; exit 1; }
+  man -P cat 3 IND2QueuePair 2>/dev/null | grep -q 'IND2QueuePair' ||
+    { echo "check-deb: man does not find IND2QueuePair(3)" >&2; exit 1; }
+  echo "-- man finds ndinfo(1) and IND2QueuePair(3)"
+fi
+for tool in ndinfo ndinstall ndperf ndrping ndconformance ndksmbd; do
+  [ -s "/usr/share/bash-completion/completions/$tool" ] || { echo "check-deb: no bash completion for $tool" >&2; exit 1; }
+done
+[ -n "${1:-}" ] && mkdir -p "$1" && cp "$work"/*.deb "$1"/
+echo "-- Debian packages checked: ${packages[*]}"
