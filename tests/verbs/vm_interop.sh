@@ -23,6 +23,8 @@
 #      holds there too.
 # A ping exchange passes when both exit 0 and each printed every ping;
 # a bulk one when both printed their four verified steps (docs/interop.md).
+# One that fails is shown and run once more: a pass then is RETRIED, two
+# failures fail (rxe in the VM rarely runs out of retries; docs/verbs.md).
 #
 # usage: tests/verbs/vm_interop.sh [BUILD_DIR] [--device rxe|siw|both] [--count N]
 #                                   [--messages M]
