@@ -251,6 +251,9 @@ TEST(SmbdTransfer, MultiMegabyteCopyWithChecksums) {
     // The client's buffers went to the server as fast-registered MRs, as
     // Windows' SMB Direct offers them (ndsoft has them: FRMRPageCount > 0).
     EXPECT_GT(c->fast_registrations(), 0u);
+    // ... from a pool: each MR made once and reused after its invalidation.
+    EXPECT_GE(c->fast_mrs_made(), 1u);
+    EXPECT_LT(c->fast_mrs_made(), c->fast_registrations());
     c.reset();  // disconnect: the server's loop ends
     EXPECT_EQ(serving.get(), STATUS_SUCCESS);
     unlink((dir + "/copy.bin").c_str());

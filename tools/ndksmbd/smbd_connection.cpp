@@ -23,6 +23,7 @@ Connection::~Connection() {
     }
     if (connector_) CloseNdk(connector_, connector_->Dispatch->NdkCloseConnector);
     if (qp_) CloseNdk(qp_, qp_->Dispatch->NdkCloseQp);
+    for (NDK_MR *mr : idle_fast_mrs_) CloseNdk(mr, mr->Dispatch->NdkCloseMr);
     Deregister(&send_pool_);
     Deregister(&receive_pool_);
     if (pd_) CloseNdk(pd_, pd_->Dispatch->NdkClosePd);
@@ -207,6 +208,11 @@ uint64_t Connection::messages_sent() {
 uint64_t Connection::fast_registrations() {
     std::lock_guard<std::mutex> lock(mu_);
     return fast_registrations_;
+}
+
+uint64_t Connection::fast_mrs_made() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fast_mrs_made_;
 }
 
 void Connection::FailLocked(NTSTATUS why) {

@@ -75,8 +75,11 @@ public:
     NTSTATUS status();
     uint16_t send_credits();
     uint64_t messages_sent();
-    // Ranges exposed by fast registration so far (the rest by windows).
+    // Ranges exposed by fast registration so far (the rest by windows), and
+    // the fast-register MRs made for them: invalidated ones are reused, as
+    // Windows' SMB Direct keeps a pool of them per connection.
     uint64_t fast_registrations();
+    uint64_t fast_mrs_made();
 
     // One upper-layer message (fragmented to max_send_size, up to
     // max_fragmented_send_size). Waits for send credits: STATUS_IO_TIMEOUT if
@@ -124,6 +127,10 @@ private:
     bool SendsIdleLocked() const;
     void FailLocked(NTSTATUS why);
     NTSTATUS WaitOp(Op *op, int timeout_ms);
+    // A fast-register MR for up to `capacity` pages (the same for every
+    // call: the negotiated limits are fixed): an idle one from the pool,
+    // else a new one initialised (smbd_rdma.cpp).
+    NTSTATUS TakeFastMr(ULONG capacity, NDK_MR **out);
     NTSTATUS RdmaTransfer(bool read, Registration *r, uint8_t *local, const BufferDescriptor *d, size_t count);
 
     NDK_ADAPTER *adapter_;
@@ -132,6 +139,8 @@ private:
     ULONG outbound_read_limit_ = 1;
     ULONG frmr_pages_ = 0;  // the adapter's FRMRPageCount (0: windows only)
     uint64_t fast_registrations_ = 0;
+    uint64_t fast_mrs_made_ = 0;
+    std::vector<NDK_MR *> idle_fast_mrs_;  // invalidated, ready for the next Expose (under mu_)
     NDK_CQ *cq_ = nullptr;
     NDK_PD *pd_ = nullptr;
     NDK_QP *qp_ = nullptr;

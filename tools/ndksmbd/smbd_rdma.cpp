@@ -63,8 +63,34 @@ NTSTATUS Connection::WaitOp(Op *op, int timeout_ms) {
     return op->status != STATUS_SUCCESS ? op->status : failed_;
 }
 
+NTSTATUS Connection::TakeFastMr(ULONG capacity, NDK_MR **out) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!idle_fast_mrs_.empty()) {
+            *out = idle_fast_mrs_.back();
+            idle_fast_mrs_.pop_back();
+            return STATUS_SUCCESS;
+        }
+    }
+    NTSTATUS s = pd_->Dispatch->NdkCreateMr(pd_, TRUE, nullptr, nullptr, out);
+    if (!NT_SUCCESS(s)) return s;
+    NdkWait wait;  // (OpenND's NDK completes it inline; a provider may pend it)
+    s = wait.Finish((*out)->Dispatch->NdkInitializeFastRegisterMr(*out, capacity, TRUE, NdkWait::Request, &wait),
+                    10000);
+    if (!NT_SUCCESS(s)) {
+        CloseNdk(*out, (*out)->Dispatch->NdkCloseMr);
+        *out = nullptr;
+        return s;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ++fast_mrs_made_;
+    return STATUS_SUCCESS;
+}
+
 // As Windows' SMB Direct does: a fast-register MR over the range's pages
 // (at the range's own address), else a window bound over the registration.
+// The MRs are initialised once for the largest range a transfer exposes and
+// reused once invalidated (Revoke).
 NTSTATUS Connection::Expose(Registration *r, size_t offset, size_t length, bool peer_writes, Window *out) {
     *out = Window{};
     if (offset + length > r->length || length == 0 || length > negotiated_.max_read_write_size)
@@ -74,16 +100,13 @@ NTSTATUS Connection::Expose(Registration *r, size_t offset, size_t length, bool 
     const auto first = reinterpret_cast<uintptr_t>(at) & ~uintptr_t(PAGE_SIZE - 1);
     const ULONG fbo = static_cast<ULONG>(reinterpret_cast<uintptr_t>(at) - first);
     const ULONG pages = static_cast<ULONG>((fbo + length + PAGE_SIZE - 1) / PAGE_SIZE);
-    const bool fast = r->lam && pages <= frmr_pages_;
+    // Pages of the largest range: max_read_write_size from any first byte offset.
+    const size_t most = (negotiated_.max_read_write_size + 2 * PAGE_SIZE - 2) / PAGE_SIZE;
+    const auto capacity = static_cast<ULONG>(std::min<size_t>(frmr_pages_, most));
+    const bool fast = r->lam && pages <= capacity;
     NTSTATUS s = STATUS_SUCCESS;
     if (fast) {
-        s = pd_->Dispatch->NdkCreateMr(pd_, TRUE, nullptr, nullptr, &out->fast);
-        if (NT_SUCCESS(s)) {  // (OpenND's NDK completes it inline; a provider may pend it)
-            NdkWait wait;
-            s = wait.Finish(out->fast->Dispatch->NdkInitializeFastRegisterMr(out->fast, pages, TRUE, NdkWait::Request,
-                                                                            &wait),
-                            10000);
-        }
+        s = TakeFastMr(capacity, &out->fast);
     } else {
         s = pd_->Dispatch->NdkCreateMw(pd_, nullptr, nullptr, &out->mw);
     }
@@ -132,7 +155,15 @@ NTSTATUS Connection::Revoke(Window *w) {
     }
     if (posted) s = WaitOp(op.get(), 10000);
     if (s == STATUS_IO_TIMEOUT) op.release();
-    NTSTATUS closed = w->fast ? CloseNdk(w->fast, w->fast->Dispatch->NdkCloseMr) : CloseNdk(w->mw, w->mw->Dispatch->NdkCloseMw);
+    NTSTATUS closed = STATUS_SUCCESS;
+    // Invalidated here: ready for the next range. (One the peer invalidated
+    // is closed: this layer's MR does not know it is free.)
+    if (w->fast && posted && NT_SUCCESS(s)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        idle_fast_mrs_.push_back(w->fast);
+    } else {
+        closed = w->fast ? CloseNdk(w->fast, w->fast->Dispatch->NdkCloseMr) : CloseNdk(w->mw, w->mw->Dispatch->NdkCloseMw);
+    }
     w->mw = nullptr;
     w->fast = nullptr;
     return NT_SUCCESS(s) ? closed : s;
