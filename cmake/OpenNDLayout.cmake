@@ -50,7 +50,7 @@ function(opennd_add_provider target)
     OUTPUT_NAME ${P_NAME} PREFIX "lib"
     LIBRARY_OUTPUT_DIRECTORY ${OPENND_PROVIDER_OUTPUT_DIR}
     INSTALL_RPATH "$ORIGIN/..")
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  target_link_options(${target} PRIVATE ${OPENND_NO_UNDEFINED})
   opennd_data_path_lto(${target})
   set(OPENND_ENTRY_NAME ${P_NAME})
   set(OPENND_ENTRY_GUID ${P_GUID})

@@ -30,6 +30,15 @@ if(OPENND_SANITIZE)
   add_link_options(-fsanitize=${OPENND_SANITIZE})
 endif()
 
+# Shared libraries and providers are linked with every symbol resolved
+# (-Wl,--no-undefined), except under Clang's sanitizers: Clang links the
+# sanitizer runtime into executables only, so a library's calls into it
+# are resolved when the program loads it.
+set(OPENND_NO_UNDEFINED -Wl,--no-undefined)
+if(OPENND_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  set(OPENND_NO_UNDEFINED "")
+endif()
+
 # Link-time optimisation for the data path (the provider kit and the
 # providers built on it): the per-message path crosses a dozen small
 # functions in several files (ring, CQ, MR table, queue pair), and inlining

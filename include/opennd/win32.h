@@ -256,12 +256,25 @@ typedef union _LARGE_INTEGER {
 } LARGE_INTEGER;
 
 /* ---- records, parameters and memory (winnt.h) ---- */
-/* FIELD_OFFSET and CONTAINING_RECORD: in C with offsetof; in C++ as Windows
- * writes them (through a null pointer), which also works for classes that are
- * not standard-layout (a request class with virtual methods and an OVERLAPPED
- * member), where offsetof would warn. GCC folds that to a constant, also under
- * -fsanitize=undefined (Clang's sanitizer reports it). */
-#ifdef __cplusplus
+/* FIELD_OFFSET and CONTAINING_RECORD: in C with offsetof; in C++ for classes
+ * that are not standard-layout too (a request class with virtual methods and
+ * an OVERLAPPED member), where offsetof warns (-Winvalid-offsetof). With
+ * Clang: the compiler's offsetof with that warning off for the expression
+ * (Clang's -fsanitize=undefined reports Windows' form as a member access
+ * through a null pointer). With GCC, which allows no _Pragma inside an
+ * expression: as Windows writes them (through a null pointer), which GCC
+ * folds to a constant, also under -fsanitize=undefined. */
+#if defined(__cplusplus) && defined(__clang__)
+#define OPENND_OFFSET_OF_(type, field)                                                            \
+    (_Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Winvalid-offsetof\"") \
+         __builtin_offsetof(type, field) _Pragma("clang diagnostic pop"))
+#ifndef FIELD_OFFSET
+#define FIELD_OFFSET(type, field) ((LONG)OPENND_OFFSET_OF_(type, field))
+#endif
+#ifndef CONTAINING_RECORD
+#define CONTAINING_RECORD(address, type, field) ((type *)((PCHAR)(address) - OPENND_OFFSET_OF_(type, field)))
+#endif
+#elif defined(__cplusplus)
 #ifndef FIELD_OFFSET
 #define FIELD_OFFSET(type, field) ((LONG)(LONG_PTR)(&((type *)0)->field))
 #endif
