@@ -61,6 +61,7 @@ readelf -d "$(dpkg -L libopennd0 | grep 'libopennd.so.0\.')" | grep -q 'SONAME.*
 
 # The tools find the providers through the system catalog.
 unset OPENND_CATALOG
+. "$root/scripts/user-checks.sh"
 ndinstall -l | grep -q ndsoft || { echo "check-deb: ndinstall -l does not list ndsoft" >&2; exit 1; }
 ndinfo --json | python3 -c '
 import json, sys
@@ -73,32 +74,14 @@ print("-- ndinfo: providers " + ", ".join(sorted(names)))'
 # A program built against the installed headers and library, both ways.
 g++ -std=c++17 -Wall -Wextra -Werror "$root/examples/hello.cpp" $(pkg-config --cflags --libs opennd) -o "$work/hello"
 "$work/hello" | grep -q "127.0.0.1" || { echo "check-deb: hello (pkg-config) does not see ndsoft's 127.0.0.1" >&2; exit 1; }
-mkdir "$work/consumer"
-cat >"$work/consumer/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.20)
-project(consumer CXX)
-find_package(OpenND REQUIRED)
-add_executable(hello $root/examples/hello.cpp)
-target_link_libraries(hello PRIVATE OpenND::opennd)
-add_executable(hello_ndk $root/examples/hello.cpp)
-target_link_libraries(hello_ndk PRIVATE OpenND::opennd OpenND::opennd_ndk)
-CMAKE
-cmake -S "$work/consumer" -B "$work/consumer/build" >/dev/null
-cmake --build "$work/consumer/build" >/dev/null
-"$work/consumer/build/hello" | grep -q "127.0.0.1" ||
-  { echo "check-deb: hello (find_package) does not see ndsoft's 127.0.0.1" >&2; exit 1; }
+hello=$(consumer_hello "$work/consumer")
+"$hello" | grep -q "127.0.0.1" || { echo "check-deb: hello (find_package) does not see ndsoft's 127.0.0.1" >&2; exit 1; }
 echo "-- a program builds with pkg-config opennd and find_package(OpenND)"
 
 # Manual pages and completion.
-if command -v man >/dev/null; then
-  man -P cat 1 ndinfo 2>/dev/null | grep -q 'ndinfo - list NetworkDirect providers' ||
-    { echo "check-deb: man does not find ndinfo(1)" >&2; exit 1; }
-  man -P cat 3 IND2QueuePair 2>/dev/null | grep -q 'IND2QueuePair' ||
-    { echo "check-deb: man does not find IND2QueuePair(3)" >&2; exit 1; }
-  echo "-- man finds ndinfo(1) and IND2QueuePair(3)"
-fi
-for tool in ndinfo ndinstall ndperf ndrping ndconformance ndksmbd; do
-  [ -s "/usr/share/bash-completion/completions/$tool" ] || { echo "check-deb: no bash completion for $tool" >&2; exit 1; }
-done
+man_finds "" 1 ndinfo 'ndinfo - list NetworkDirect providers'
+man_finds "" 3 IND2QueuePair IND2QueuePair
+completions_installed /usr/share/bash-completion/completions ndinfo ndinstall ndperf ndrping ndconformance ndksmbd
+echo "-- man pages and completions installed"
 [ -n "${1:-}" ] && mkdir -p "$1" && cp "$work"/*.deb "$1"/
 echo "-- Debian packages checked: ${packages[*]}"

@@ -11,6 +11,7 @@ chmod 755 "$scratch"
 trap 'rm -rf "$scratch"' EXIT
 prefix=$scratch/prefix
 unset OPENND_CATALOG
+. "$root/scripts/user-checks.sh"
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 export PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name opennd.pc | head -n1)")
@@ -40,31 +41,14 @@ if grep -q '^OPENND_SCDOC:FILEPATH=/' "$build/CMakeCache.txt"; then
               man7/ndkpi.7; do
     [ -s "$prefix/share/man/$page" ] || { echo "not installed: share/man/$page" >&2; exit 1; }
   done
-  if command -v man >/dev/null; then
-    MANPATH=$prefix/share/man man -P cat ndinfo 2>/dev/null | grep -q 'ndinfo - list NetworkDirect providers' ||
-      { echo "man does not find ndinfo(1) in the prefix" >&2; exit 1; }
-    MANPATH=$prefix/share/man man -P cat 3 NdOpenAdapter 2>/dev/null | grep -q 'NdOpenAdapter' ||
-      { echo "man does not find NdOpenAdapter(3) in the prefix" >&2; exit 1; }
-  fi
+  man_finds "$prefix/share/man" 1 ndinfo 'ndinfo - list NetworkDirect providers'
+  man_finds "$prefix/share/man" 3 NdOpenAdapter NdOpenAdapter
   echo "-- man pages installed"
 fi
-for tool in ndinfo ndinstall ndperf ndrping ndconformance ndksmbd ndbaseline; do
-  [ -s "$prefix/share/bash-completion/completions/$tool" ] || { echo "no bash completion for $tool" >&2; exit 1; }
-done
+completions_installed "$prefix/share/bash-completion/completions" ndinfo ndinstall ndperf ndrping ndconformance \
+  ndksmbd ndbaseline
 
 # find_package(OpenND) from a consumer project.
-mkdir -p "$scratch/consumer"
-cat >"$scratch/consumer/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.20)
-project(consumer CXX)
-find_package(OpenND REQUIRED)
-add_executable(hello $root/examples/hello.cpp)
-target_link_libraries(hello PRIVATE OpenND::opennd)
-if(NOT TARGET OpenND::opennd_ndk)
-  message(FATAL_ERROR "OpenND::opennd_ndk is not exported")
-endif()
-CMAKE
-cmake -S "$scratch/consumer" -B "$scratch/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$scratch/consumer/build" >/dev/null
-"$scratch/consumer/build/hello" >/dev/null
+hello=$(consumer_hello "$scratch/consumer" "$prefix")
+"$hello" >/dev/null
 echo "-- install checks passed"
