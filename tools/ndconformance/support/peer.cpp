@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <utility>
 
 #include "support/objects.h"
 #include "support/remote_peer.h"
@@ -76,7 +77,15 @@ namespace {
 struct Launched {
     pid_t pid = -1;
     int fd = -1;
+    std::string env;  // the environment it started with (EnvText)
 };
+
+// This process's environment, which a peer inherits.
+std::string EnvText() {
+    std::string text;
+    for (char **e = environ; *e; ++e) (text += *e) += '\n';
+    return text;
+}
 
 Launched Launch(bool isolated, std::string *why) {
     int sv[2];
@@ -102,25 +111,29 @@ Launched Launch(bool isolated, std::string *why) {
         *why = "fork failed";
         return {};
     }
-    return {pid, sv[0]};
+    return {pid, sv[0], EnvText()};
 }
 
 // The next case's peer, started while this case runs: starting one (exec,
 // loading the provider) is most of a short case's time in an emulated VM.
 // Only from the main thread: a peer dies with the thread that forked it
-// (PR_SET_PDEATHSIG), and a case's own threads end with the case.
+// (PR_SET_PDEATHSIG), and a case's own threads end with the case. Not one
+// started under an environment a case had changed for itself.
 Launched g_spare;
 
 bool OnMainThread() { return gettid() == getpid(); }
 
 Launched TakeSpare() {
-    Launched s = g_spare;
-    g_spare = {};
-    if (s.pid > 0 && waitpid(s.pid, nullptr, WNOHANG) != 0) {  // it died (or was reaped): not usable
-        close(s.fd);
-        s = {};
+    Launched s = std::exchange(g_spare, Launched{});
+    if (s.pid <= 0) return {};
+    const bool died = waitpid(s.pid, nullptr, WNOHANG) != 0;  // (or was reaped)
+    if (!died && s.env == EnvText()) return s;
+    if (!died) {
+        kill(s.pid, SIGKILL);
+        waitpid(s.pid, nullptr, 0);
     }
-    return s;
+    close(s.fd);
+    return {};
 }
 
 }  // namespace
