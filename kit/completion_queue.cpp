@@ -134,6 +134,16 @@ bool CompletionQueue::Armed() {
     return !armed_.empty();
 }
 
+CompletionQueue::Arming CompletionQueue::ArmedFor() {
+    std::lock_guard<SpinLock> lock(mu_);
+    Arming a = Arming::kNone;
+    for (const ArmedRequest &r : armed_) {
+        if (r.type != ND_CQ_NOTIFY_SOLICITED) return Arming::kEvery;
+        a = Arming::kSolicited;
+    }
+    return a;
+}
+
 void CompletionQueue::AddPoller(CqPoller *p) {
     pollers_gate_.Edit([&] { pollers_.push_back(p); });
 }

@@ -123,19 +123,19 @@ void CompletionQueue::Drain(bool solicited) {
     });
 }
 
-HRESULT CompletionQueue::Notify(ULONG type, OVERLAPPED *ov) {
-    // A solicited-only arm does not fire for errors on every device (rxe):
-    // ANY and ERRORS arm for every completion, and the kit picks.
-    if (type == ND_CQ_NOTIFY_ANY || type == ND_CQ_NOTIFY_ERRORS) want_any_.store(true);
-    return kit::CompletionQueue::Notify(type, ov);
-}
-
 // A Notify found nothing queued: arm the device, then look once more, for
-// what arrived before the arm took effect.
+// what arrived before the arm took effect. A solicited-only arm does not
+// fire for errors on every device (rxe): ANY and ERRORS arm for every
+// completion, and the kit picks.
 void CompletionQueue::OnArmed() {
-    const bool solicited_only = !want_any_.load();
-    armed_solicited_.store(solicited_only);
-    ibv_req_notify_cq(cq_, solicited_only ? 1 : 0);
+    {
+        std::lock_guard<std::mutex> lock(arm_mu_);
+        const Arming arming = ArmedFor();
+        if (arming == Arming::kNone) return;  // fired or canceled meanwhile
+        const bool solicited_only = arming == Arming::kSolicited;
+        armed_solicited_.store(solicited_only);
+        ibv_req_notify_cq(cq_, solicited_only ? 1 : 0);
+    }
     Drain(false);
 }
 
@@ -144,10 +144,6 @@ void CompletionQueue::OnArmed() {
 // a Notify is still waiting (ERRORS, while only successes came).
 void CompletionQueue::OnCompletionEvent() {
     Drain(armed_solicited_.load());
-    if (!Armed()) {
-        want_any_.store(false);
-        return;
-    }
     OnArmed();
 }
 

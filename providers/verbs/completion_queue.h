@@ -14,6 +14,7 @@
 #include <infiniband/verbs.h>
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "device.h"
@@ -45,7 +46,6 @@ public:
     void Poll() { Drain(false); }
 
     HRESULT STDMETHODCALLTYPE Resize(ULONG depth) override;
-    HRESULT STDMETHODCALLTYPE Notify(ULONG type, OVERLAPPED *ov) override;
     ULONG STDMETHODCALLTYPE GetResults(ND2_RESULT results[], ULONG n) override;
 
     // Unknown's holds, for the device's progress thread.
@@ -73,7 +73,11 @@ private:
     std::vector<std::pair<uint32_t, QueuePair *>> qps_;
     uint32_t last_num_ = 0;
     QueuePair *last_ = nullptr;
-    std::atomic<bool> want_any_{false};   // an ANY or ERRORS Notify is armed: arm for every completion
+    // Serializes arming the device: the application's Notify and the
+    // progress thread's re-arm each read what is armed and arm the device
+    // for it, so the last arm is always for the requests outstanding (siw
+    // lets a solicited-only arm replace an arm for every completion).
+    std::mutex arm_mu_;
     std::atomic<bool> armed_solicited_{false};  // the device is armed for solicited completions only
 };
 

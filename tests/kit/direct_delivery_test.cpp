@@ -99,4 +99,25 @@ TEST_F(DirectDelivery, AnotherCqsEntriesAreNotTaken) {
     other->Release();
 }
 
+// What a device provider arms its device for (ndverbs): read from the
+// requests outstanding, so a re-arm never downgrades to solicited-only
+// while an ANY or ERRORS request waits.
+TEST_F(DirectDelivery, ArmedForNamesWhatTheOutstandingRequestsWaitFor) {
+    using Arming = kit::CompletionQueue::Arming;
+    EXPECT_EQ(cq->ArmedFor(), Arming::kNone);
+    OVERLAPPED solicited{}, errors{}, any{};
+    ASSERT_EQ(cq->Notify(ND_CQ_NOTIFY_SOLICITED, &solicited), ND_PENDING);
+    EXPECT_EQ(cq->ArmedFor(), Arming::kSolicited);
+    ASSERT_EQ(cq->Notify(ND_CQ_NOTIFY_ERRORS, &errors), ND_PENDING);
+    EXPECT_EQ(cq->ArmedFor(), Arming::kEvery) << "ERRORS: any completion may be an error";
+    poller.next = {Entry(1, ND_IO_TIMEOUT)};
+    EXPECT_EQ(Get(8).size(), 1u);
+    EXPECT_EQ(cq->ArmedFor(), Arming::kNone) << "the error fired both";
+    ASSERT_EQ(cq->Notify(ND_CQ_NOTIFY_ANY, &any), ND_PENDING);
+    EXPECT_EQ(cq->ArmedFor(), Arming::kEvery);
+    EXPECT_EQ(cq->CancelOverlappedRequests(), ND_SUCCESS);
+    EXPECT_EQ(cq->ArmedFor(), Arming::kNone);
+    for (int i = 0; i < 3; ++i) EXPECT_NE(NextPacket(), nullptr);
+}
+
 }  // namespace

@@ -72,6 +72,13 @@ public:
     void Overrun();
     // True while a Notify is armed and has not fired.
     bool Armed();
+    // What the armed Notify requests wait for, read under the CQ's lock:
+    // none, only a solicited receive, or any completion (an ANY or ERRORS
+    // request: errors satisfy every type). A device armed from this is
+    // armed for the requests that are really outstanding, never from a
+    // flag another thread may have cleared meanwhile.
+    enum class Arming { kNone, kSolicited, kEvery };
+    Arming ArmedFor();
     // Pollers are called by GetResults, outside the CQ lock. RemovePoller
     // waits for a poll in progress to finish.
     void AddPoller(CqPoller *p);
