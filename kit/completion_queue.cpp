@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <type_traits>
 
 #include "cq_moderation_timer.h"
 #include "opennd/kit/registry.h"
@@ -11,14 +13,27 @@ namespace opennd::kit {
 namespace {
 using CqRegistry = Registry<CompletionQueue, IND2CompletionQueue>;
 
-// The array of the GetResults call this thread is in, while its pollers run
-// on an empty CQ (see the header).
+// The array of the GetResults (`out`) or GetResultsEx (`ex`) call this
+// thread is in, while its pollers run on an empty CQ (see the header).
 struct DirectSink {
     const CompletionQueue *cq;
     ND2_RESULT *out;
+    OPENND_RESULT_EX *ex;
     ULONG n;
     ULONG got;
 };
+
+// What GetResults reports of an entry: an invalidating receive is a receive.
+void Put(ND2_RESULT *out, const OPENND_RESULT_EX &e) {
+    *out = {e.Status, e.BytesTransferred, e.QueuePairContext, e.RequestContext,
+            e.RequestType == OPENND_REQUEST_TYPE_RECEIVE_INVALIDATE ? Nd2RequestTypeReceive : e.RequestType};
+}
+void Put(OPENND_RESULT_EX *out, const OPENND_RESULT_EX &e) { *out = e; }
+
+static_assert(sizeof(OPENND_RESULT_EX) == sizeof(ND2_RESULT) || sizeof(void *) != 8,
+              "on LP64 the token sits in ND2_RESULT's tail padding");
+static_assert(offsetof(OPENND_RESULT_EX, RequestType) == offsetof(ND2_RESULT, RequestType));
+static_assert(offsetof(OPENND_RESULT_EX, RequestContext) == offsetof(ND2_RESULT, RequestContext));
 thread_local DirectSink *t_direct __attribute__((tls_model("initial-exec"))) = nullptr;
 
 uint64_t RingSize(uint64_t depth) {
@@ -95,10 +110,13 @@ void CompletionQueue::FireLocked(HRESULT status) {
     satisfied_ns_ = 0;
 }
 
-bool CompletionQueue::Push(const ND2_RESULT &result, bool solicited) {
+bool CompletionQueue::PushEntry(const OPENND_RESULT_EX &result, bool solicited) {
     DirectSink *d = t_direct;
     if (d && d->cq == this && d->got < d->n && Quiet()) {
-        d->out[d->got++] = result;
+        if (d->out)
+            Put(&d->out[d->got++], result);
+        else
+            Put(&d->ex[d->got++], result);
         return true;
     }
     std::lock_guard<SpinLock> lock(mu_);
@@ -152,12 +170,19 @@ void CompletionQueue::RemovePoller(CqPoller *p) {
     pollers_gate_.Edit([&] { std::erase(pollers_, p); });
 }
 
-ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
+ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) { return Take(results, n); }
+
+template <class Out>
+ULONG CompletionQueue::Take(Out results[], ULONG n) {
     ULONG got = 0;
     {
         ReaderScope reading(pollers_gate_);
         if (reading.open()) {
-            DirectSink sink{this, results, n, 0};
+            DirectSink sink{this, nullptr, nullptr, n, 0};
+            if constexpr (std::is_same_v<Out, ND2_RESULT>)
+                sink.out = results;
+            else
+                sink.ex = results;
             struct Installed {  // restored however the pollers return (one may throw)
                 DirectSink *outer = t_direct;
                 ~Installed() { t_direct = outer; }
@@ -171,7 +196,7 @@ ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) {
     // After an overrun what was queued before it is still handed out (real
     // completions, never dropped); nothing after it is queued.
     std::lock_guard<SpinLock> lock(mu_);
-    while (got < n && head_ < tail_) results[got++] = ring_[head_++ & mask_];
+    while (got < n && head_ < tail_) Put(&results[got++], ring_[head_++ & mask_]);
     taken_.store(head_, std::memory_order_release);
     return got;
 }
@@ -198,7 +223,7 @@ HRESULT CompletionQueue::Resize(ULONG depth) {
     if (depth == 0 || depth > max_depth_) return ND_INVALID_PARAMETER;
     std::lock_guard<SpinLock> lock(mu_);
     if (tail_ - head_ > depth) return ND_BUFFER_OVERFLOW;
-    std::vector<ND2_RESULT> next(RingFor(depth));
+    std::vector<OPENND_RESULT_EX> next(RingFor(depth));
     // Keep sequence numbers: entry s goes to next[s & new mask].
     for (uint64_t s = head_; s < tail_; ++s) next[s & (next.size() - 1)] = ring_[s & mask_];
     ring_.swap(next);
@@ -223,5 +248,8 @@ HRESULT CompletionQueue::CancelOverlappedRequests() {
 }
 
 HRESULT CompletionQueue::GetOverlappedResult(OVERLAPPED *ov, BOOL wait) { return requests_.Result(ov, wait); }
+
+template ULONG CompletionQueue::Take(ND2_RESULT[], ULONG);
+template ULONG CompletionQueue::Take(OPENND_RESULT_EX[], ULONG);
 
 }  // namespace opennd::kit

@@ -1,7 +1,7 @@
 // A kit CQ's interrupt moderation (opennd/cq_moderation.h): the limits, the
-// check a trigger makes before it fires, the timer's look, and the
-// IOpenNdCqModeration face that NDKPI's NdkControlCqInterruptModeration
-// reaches through QueryInterface.
+// check a trigger makes before it fires, and the timer's look. NDKPI's
+// NdkControlCqInterruptModeration reaches Moderate through the
+// IOpenNdCqModeration tear-off (cq_extensions.cpp).
 #include <algorithm>
 
 #include "cq_moderation_timer.h"
@@ -10,34 +10,11 @@
 
 namespace opennd::kit {
 
-OPENND_KIT_IIDS(IOpenNdCqModeration, &IID_IOpenNdCqModeration);
-
 namespace {
 
 constexpr ULONG kNoLimit = 0xFFFFFFFF;  // MAXULONG
 
-// The interface, as an object of its own holding the CQ (a tear-off).
-class CqModeration : public Unknown<IOpenNdCqModeration> {
-public:
-    explicit CqModeration(CompletionQueue *cq) : cq_(cq) { cq_->AddRef(); }
-    HRESULT STDMETHODCALLTYPE Moderate(ULONG interval_us, ULONG count) override {
-        return cq_->Moderate(interval_us, count);
-    }
-
-private:
-    ~CqModeration() override { cq_->Release(); }
-    CompletionQueue *const cq_;
-};
-
 }  // namespace
-
-HRESULT CompletionQueue::QueryInterface(REFIID iid, void **ppv) {
-    if (ppv && iid == IID_IOpenNdCqModeration) {
-        *ppv = static_cast<IOpenNdCqModeration *>(new CqModeration(this));
-        return S_OK;
-    }
-    return Unknown::QueryInterface(iid, ppv);
-}
 
 HRESULT CompletionQueue::Moderate(ULONG interval_us, ULONG count) {
     const bool moderated = interval_us != 0 && count > 1;

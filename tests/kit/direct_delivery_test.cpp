@@ -121,3 +121,51 @@ TEST_F(DirectDelivery, ArmedForNamesWhatTheOutstandingRequestsWaitFor) {
 }
 
 }  // namespace
+
+// A receive that invalidated a token: GetResultsEx reports the type and the
+// token, GetResults an ordinary receive; on the ring and on the direct path
+// alike, and both calls take from the one queue.
+TEST_F(DirectDelivery, AnInvalidatingReceiveIsAReceiveExceptThroughGetResultsEx) {
+    IOpenNdCompletionQueueExt *ext = nullptr;
+    ASSERT_EQ(cq->QueryInterface(IID_IOpenNdCompletionQueueExt, reinterpret_cast<void **>(&ext)), S_OK);
+    for (bool direct : {false, true}) {
+        SCOPED_TRACE(direct ? "direct" : "ring");
+        struct Invalidating : kit::CqPoller {
+            kit::CompletionQueue *cq;
+            bool due = false;
+            void PollForCq() override {
+                if (due) cq->PushInvalidated(Entry(7), 0x1234abcd);
+                due = false;
+            }
+        } inv;
+        inv.cq = cq;
+        cq->AddPoller(&inv);
+        auto push = [&] {
+            if (direct)
+                inv.due = true;
+            else
+                ASSERT_TRUE(cq->PushInvalidated(Entry(7), 0x1234abcd));
+        };
+        push();
+        OPENND_RESULT_EX ex[4] = {};
+        ASSERT_EQ(ext->GetResultsEx(ex, 4), 1u);
+        EXPECT_EQ(ex[0].RequestType, OPENND_REQUEST_TYPE_RECEIVE_INVALIDATE);
+        EXPECT_EQ(ex[0].InvalidatedToken, 0x1234abcdu);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(ex[0].RequestContext), 7u);
+
+        push();
+        ND2_RESULT r[4] = {};
+        ASSERT_EQ(cq->GetResults(r, 4), 1u);
+        EXPECT_EQ(r[0].RequestType, Nd2RequestTypeReceive);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(r[0].RequestContext), 7u);
+        EXPECT_EQ(ext->GetResultsEx(ex, 4), 0u);  // taken once
+
+        // An ordinary entry through GetResultsEx carries no token.
+        ASSERT_TRUE(cq->Push(Entry(8)));
+        ASSERT_EQ(ext->GetResultsEx(ex, 4), 1u);
+        EXPECT_EQ(ex[0].RequestType, Nd2RequestTypeReceive);
+        EXPECT_EQ(ex[0].InvalidatedToken, 0u);
+        cq->RemovePoller(&inv);
+    }
+    ext->Release();
+}

@@ -1,5 +1,7 @@
 // IND2CompletionQueue for software providers: a ring of ND2_RESULT entries
-// with the SPI's notification rules (§3.4):
+// (OPENND_RESULT_EX: a receive may name the token its Send invalidated,
+// which GetResultsEx of IOpenNdCompletionQueueExt reports) with the SPI's
+// notification rules (§3.4):
 //  - a new CQ is disarmed; each Notify arms it for one trigger, and one
 //    trigger completes every Notify outstanding at that moment;
 //  - ANY is satisfied by any new entry, SOLICITED by the receive completion
@@ -35,6 +37,7 @@
 #include "opennd/kit/overlapped.h"
 #include "opennd/kit/reader_gate.h"
 #include "opennd/kit/spin_lock.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::kit {
 
@@ -65,7 +68,15 @@ public:
     // Adds an entry. `solicited`: the receive completion of a Send that
     // carried SEND_AND_SOLICIT_EVENT. Returns false if the CQ overran (the
     // entry is lost and the CQ is dead) or was already dead.
-    bool Push(const ND2_RESULT &result, bool solicited = false);
+    bool Push(const ND2_RESULT &result, bool solicited = false) {
+        return PushEntry(Extend(result, result.RequestType, 0), solicited);
+    }
+    // A receive completion whose Send invalidated `token` (a Send with
+    // Invalidate): GetResults reports it as `result`, GetResultsEx as
+    // OPENND_REQUEST_TYPE_RECEIVE_INVALIDATE with the token.
+    bool PushInvalidated(const ND2_RESULT &result, UINT32 token, bool solicited = false) {
+        return PushEntry(Extend(result, OPENND_REQUEST_TYPE_RECEIVE_INVALIDATE, token), solicited);
+    }
     bool Dead();
     // The CQ overran somewhere the ring cannot see (a device CQ): it is
     // dead from now on, as if Push had overrun it.
@@ -86,7 +97,11 @@ public:
     // IOpenNdCqModeration::Moderate (cq_moderation.cpp).
     HRESULT Moderate(ULONG interval_us, ULONG count);
 
-    // IUnknown: also answers IID_IOpenNdCqModeration.
+    // IOpenNdCompletionQueueExt::GetResultsEx (cq_extensions.cpp).
+    ULONG GetResultsEx(OPENND_RESULT_EX results[], ULONG n);
+
+    // IUnknown: also answers IID_IOpenNdCqModeration and
+    // IID_IOpenNdCompletionQueueExt (tear-offs, cq_extensions.cpp).
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override;
 
     // IND2Overlapped
@@ -118,6 +133,13 @@ private:
         ULONG type;
     };
     class ModerationTimer;
+    static OPENND_RESULT_EX Extend(const ND2_RESULT &r, ND2_REQUEST_TYPE type, UINT32 token) {
+        return {r.Status, r.BytesTransferred, r.QueuePairContext, r.RequestContext, type, token};
+    }
+    bool PushEntry(const OPENND_RESULT_EX &entry, bool solicited);
+    // GetResults and GetResultsEx: Out is ND2_RESULT or OPENND_RESULT_EX.
+    template <class Out>
+    ULONG Take(Out results[], ULONG n);
     bool TriggeredLocked(ULONG type) const;
     bool AnyTriggeredLocked() const;
     // A trigger fires now: unmoderated, or moderation's count or time is up.
@@ -134,7 +156,7 @@ private:
     // Entry s is ring_[s & mask_]: the ring is a power of two, depth_ + 1
     // long (a division on every push and take cost more than the push's
     // other work).
-    std::vector<ND2_RESULT> ring_;
+    std::vector<OPENND_RESULT_EX> ring_;
     uint64_t mask_ = 0;
     uint64_t depth_ = 0;  // entries the CQ holds before it overruns: the depth asked for, rounded up
     uint64_t head_ = 0;  // sequence number of the oldest queued entry

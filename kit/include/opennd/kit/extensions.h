@@ -29,8 +29,8 @@ private:
     const ULONG bits_;
 };
 
-// Holds the queue pair `Qp` (which has FastRegister with the interface's
-// signature) for as long as the interface is referenced.
+// Holds the queue pair `Qp` (which has FastRegister and SendInvalidate with
+// the interface's signatures) for as long as the interface is referenced.
 template <class Qp>
 class QueuePairExt final : public Unknown<IOpenNdQueuePairExt> {
 public:
@@ -42,6 +42,10 @@ public:
     HRESULT STDMETHODCALLTYPE FastRegister(VOID *ctx, IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size,
                                            UINT64 remote_address, ULONG flags) override {
         return qp_->FastRegister(ctx, mr, mw, buffer, size, remote_address, flags);
+    }
+    HRESULT STDMETHODCALLTYPE SendInvalidate(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags,
+                                             UINT32 token) override {
+        return qp_->SendInvalidate(ctx, sge, nsge, flags, token);
     }
 
 private:

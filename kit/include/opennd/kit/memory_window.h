@@ -44,10 +44,16 @@ public:
     // holding one of its own locks takes it and drops it after unlocking.
     template <class Unbind>
     bool UnbindWith(Unbind unbind, ComPtr<MemoryRegion> *region = nullptr) {
+        return UnbindIf([] { return true; }, unbind, region);
+    }
+    // UnbindWith, if `pred()` (under the window's lock, while bound) holds:
+    // a remote invalidation names the binding it ends.
+    template <class Pred, class Unbind>
+    bool UnbindIf(Pred pred, Unbind unbind, ComPtr<MemoryRegion> *region) {
         ComPtr<MemoryRegion> held;
         {
             std::lock_guard<std::mutex> lock(mu_);
-            if (!region_) return false;
+            if (!region_ || !pred()) return false;
             unbind();
             region_->WindowUnbound();
             held = std::move(region_);

@@ -21,6 +21,8 @@
 //   HRESULT PostFastRegister(ctx, Region *, Window *, buffer, size,
 //       remote_address, flags): IOpenNdQueuePairExt's (opennd/nd_extensions.h),
 //       which QueryInterface answers; the adapter says whether it has it.
+//   HRESULT PostSendInvalidate(ctx, sge, nsge, flags, total, token):
+//       IOpenNdQueuePairExt::SendInvalidate, after Send's checks.
 // Each Post* returns ND_SUCCESS (the request completes later, exactly once)
 // or ND_NO_MORE_ENTRIES (the queue is full; nothing was queued).
 #pragma once
@@ -83,6 +85,13 @@ public:
             return self().PostFastRegister(ctx, region, window, buffer, size, remote, flags);
         });
     }
+    // IOpenNdQueuePairExt::SendInvalidate: Send's rules.
+    HRESULT SendInvalidate(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags, UINT32 token) {
+        uint64_t total = 0;
+        const HRESULT hr = CheckSend(limits_, sge, nsge, flags, self().MayPost(), &total);
+        if (FAILED(hr)) return hr;
+        return self().PostSendInvalidate(ctx, sge, nsge, flags, total, token);
+    }
     HRESULT STDMETHODCALLTYPE Invalidate(VOID *ctx, IUnknown *mw, ULONG flags) final {
         if (flags & ~kInvalidateFlags) return ND_INVALID_PARAMETER_3;
         auto *window = self().FindWindow(mw);
@@ -111,6 +120,7 @@ protected:
     HRESULT PostFastRegister(void *, MemoryRegion *, IUnknown *, const void *, SIZE_T, UINT64, ULONG) {
         return ND_NOT_SUPPORTED;
     }
+    HRESULT PostSendInvalidate(void *, const ND2_SGE *, ULONG, ULONG, uint64_t, UINT32) { return ND_NOT_SUPPORTED; }
 
 private:
     Derived &self() { return static_cast<Derived &>(*this); }
