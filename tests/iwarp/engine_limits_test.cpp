@@ -197,7 +197,9 @@ TEST(Limits, UntaggedOrderingViolations) {
 }
 
 TEST(Limits, SendWithInvalidateOfAnUnknownStag) {
-    Pair p(Plain(Role::Initiator), Plain(Role::Responder));
+    EngineOptions o;
+    o.confirm_by_read = true;  // as ndsoft: the Send completes with the peer's verdict
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder), o);
     Bytes r(8);
     const MutableBuffer rb{r.data(), r.size()};
     ASSERT_TRUE(p.b.PostReceive(1, {&rb, 1}));
@@ -209,6 +211,35 @@ TEST(Limits, SendWithInvalidateOfAnUnknownStag) {
     EXPECT_EQ(p.a.remote_terminate()->code,
               (TerminateCode{Layer::Rdmap, etype::kRdmapProtection, ecode::kRdmapCannotInvalidate}));
     EXPECT_EQ(p.a.remote_terminate()->terminated.invalidate_stag, 0x4242u);
+    // The sender's Send is refused as an access error; the receive that
+    // took it fails with the peer's error, never as a plain flush.
+    const auto sent = p.Drain(p.a), got = p.Drain(p.b);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].id, 2u);
+    EXPECT_EQ(sent[0].status, OpStatus::RemoteAccessError);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].id, 1u);
+    EXPECT_EQ(got[0].status, OpStatus::RemoteOperationError);
+    EXPECT_FALSE(got[0].invalidated);
+}
+
+TEST(Limits, SendWithInvalidateReportsTheStagItInvalidated) {
+    Pair p(Plain(Role::Initiator), Plain(Role::Responder));
+    p.pb.Add(0x77, 0, 64, true, true);
+    Bytes r(8);
+    const MutableBuffer rb{r.data(), r.size()};
+    ASSERT_TRUE(p.b.PostReceive(1, {&rb, 1}));
+    SendFlags f;
+    f.invalidate = true;
+    f.invalidate_stag = 0x77;
+    ASSERT_TRUE(p.a.PostSend(2, {}, f));
+    p.Pump();
+    const auto got = p.Drain(p.b);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, OpStatus::Success);
+    EXPECT_TRUE(got[0].invalidated);
+    EXPECT_EQ(got[0].invalidated_stag, 0x77u);
+    EXPECT_FALSE(p.pb.regions.at(0x77).valid);
 }
 
 TEST(Limits, InterleavedInboundSendsCompleteInMsnOrder) {

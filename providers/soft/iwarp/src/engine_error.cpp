@@ -120,8 +120,9 @@ void Engine::FailAll(OpStatus in_flight, OpStatus queued, int64_t failed_rq) {
     irq_.clear();
     current_ = Source::None;
     // The receive the local fault names fails with its own status.
-    const OpStatus named = local_fault_.errc == Errc::ReceiveBufferGone ? OpStatus::LocalAccessError
-                                                                        : OpStatus::LocalLengthError;
+    const OpStatus named = local_fault_.errc == Errc::ReceiveBufferGone    ? OpStatus::LocalAccessError
+                           : local_fault_.errc == Errc::CannotInvalidate ? OpStatus::RemoteOperationError
+                                                                         : OpStatus::LocalLengthError;
     for (size_t i = 0; i < rq_.size(); ++i) {
         const bool culprit = static_cast<int64_t>(i) == failed_rq;
         Complete(CompletionKind::Receive, rq_[i].id, culprit ? named : queued, rq_[i].received);

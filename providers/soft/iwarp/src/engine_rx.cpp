@@ -162,7 +162,8 @@ Engine::Step Engine::OnSend(const Segment &s) {
     e.solicited = s.opcode == Opcode::SendSolicited || s.opcode == Opcode::SendSolicitedInvalidate;
     if (s.opcode == Opcode::SendInvalidate || s.opcode == Opcode::SendSolicitedInvalidate) {
         if (!placement_.InvalidateStag(s.invalidate_stag)) {
-            FaultOn(Errc::CannotInvalidate, s);
+            // The receive that took the message fails with the peer's error.
+            FaultOn(Errc::CannotInvalidate, s, false, d);
             return Step::Done;
         }
         e.invalidated = true;
