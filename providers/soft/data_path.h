@@ -56,6 +56,8 @@ template <class P>
 concept DataPath = requires(P &p, void *ctx, const ND2_SGE *sge, ULONG n, ULONG flags, uint64_t total, UINT64 raddr,
                             UINT32 rtoken, ND2_REQUEST_TYPE type, bool b, LocalOp op, uint64_t until) {
     { p.PostSend(ctx, sge, n, flags, total) } -> std::same_as<HRESULT>;
+    // A Send with Invalidate of the peer's token `rtoken` (an ND token).
+    { p.PostSendInvalidate(ctx, sge, n, flags, total, rtoken) } -> std::same_as<HRESULT>;
     { p.PostRead(ctx, sge, n, total, raddr, rtoken, flags) } -> std::same_as<HRESULT>;
     { p.PostWrite(ctx, sge, n, total, raddr, rtoken, flags) } -> std::same_as<HRESULT>;
     { p.PostReceive(ctx, sge, n) } -> std::same_as<HRESULT>;

@@ -81,17 +81,43 @@ HRESULT MemoryWindow::Bind(MemoryRegion *mr, uint64_t address, uint64_t length, 
         v.length = length;
         v.qp_id = qp_id;
         token_ = engine_->mrs().Add(v);
-        return token_ ? ND_SUCCESS : ND_INSUFFICIENT_RESOURCES;
+        if (!token_) return ND_INSUFFICIENT_RESOURCES;
+        qp_id_ = qp_id;
+        std::lock_guard<std::mutex> dir(engine_->windows_mu());
+        engine_->windows()[token_] = this;
+        return ND_SUCCESS;
     });
 }
 
+void MemoryWindow::Unbind() {
+    {
+        std::lock_guard<std::mutex> dir(engine_->windows_mu());
+        engine_->windows().erase(token_);
+    }
+    engine_->mrs().Remove(token_);
+    token_ = 0;
+    qp_id_ = 0;
+}
+
 bool MemoryWindow::Invalidate(kit::ComPtr<kit::MemoryRegion> *region) {
-    return UnbindWith(
-        [this] {
-            engine_->mrs().Remove(token_);
-            token_ = 0;
-        },
-        region);
+    return UnbindWith([this] { Unbind(); }, region);
+}
+
+bool InvalidateForPeer(Engine &engine, uint32_t token, uint64_t qp_id, Unbound *out) {
+    MemoryWindow *mw = nullptr;
+    {
+        // A window in the directory is bound, so alive until its Unbind
+        // (its destructor's too) has taken this lock; a window on its way
+        // out is not taken.
+        std::lock_guard<std::mutex> dir(engine.windows_mu());
+        auto it = engine.windows().find(token);
+        if (it == engine.windows().end() || !it->second->TryAddRef()) return false;
+        mw = it->second;
+    }
+    out->window = kit::ComPtr<MemoryWindow>(mw);  // the reference just taken
+    // Rebound or invalidated meanwhile: its token is another now.
+    return mw->UnbindIf([&] { return mw->token_ == token && mw->qp_id_ == qp_id; }, [&] { mw->Unbind(); },
+                        &out->region);
 }
 
 UINT32 MemoryWindow::GetRemoteToken() {

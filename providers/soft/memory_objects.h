@@ -60,10 +60,29 @@ public:
     UINT32 STDMETHODCALLTYPE GetRemoteToken() override;
 
 private:
+    friend bool InvalidateForPeer(Engine &engine, uint32_t token, uint64_t qp_id, struct Unbound *out);
+    void Unbind();  // under the kit's lock()
+
     opennd::kit::ComPtr<IND2Adapter> adapter_;
     std::shared_ptr<Engine> engine_;
     uint32_t token_ = 0;  // under the kit's lock()
+    uint64_t qp_id_ = 0;  // the queue pair it is bound through; under the kit's lock()
 };
+
+// What a remote invalidation let go of: released by the caller once it holds
+// none of its queue pair's locks (dropping a region's last reference runs
+// the Deregister barrier; the window's, its destructor).
+struct Unbound {
+    opennd::kit::ComPtr<MemoryWindow> window;
+    opennd::kit::ComPtr<opennd::kit::MemoryRegion> region;
+};
+
+// A Send with Invalidate from the peer of queue pair `qp_id` names `token`
+// (host order): invalidates the window bound under that token through that
+// queue pair, as the window's own Invalidate would. False, and nothing
+// changed, for any other token (unknown, stale, a region's, a window bound
+// through another connection). What it let go of goes to *out.
+bool InvalidateForPeer(Engine &engine, uint32_t token, uint64_t qp_id, Unbound *out);
 
 // ND tokens travel in network byte order (R077).
 inline UINT32 ToWireToken(uint32_t t) { return __builtin_bswap32(t); }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "connection.h"
@@ -23,6 +24,7 @@
 namespace soft {
 
 using opennd::kit::Watched;
+class MemoryWindow;
 
 // A queue pair, as the progress thread and Deregister's barrier see it.
 class Pollable : public opennd::kit::Pollable {
@@ -60,6 +62,11 @@ public:
     // (no byte lands in memory after its Deregister completed). Never call
     // it holding a queue pair's lock.
     void QuiescePlacements();
+    // Bound windows by (host-order) token: how a peer's Send with
+    // Invalidate finds the window it names (InvalidateForPeer,
+    // memory_objects.h). Edited under a window's own lock, then this one.
+    std::mutex &windows_mu() { return windows_mu_; }
+    std::unordered_map<uint32_t, MemoryWindow *> &windows() { return windows_; }
 
 private:
     Engine() = default;
@@ -69,6 +76,8 @@ private:
     std::atomic<uint64_t> next_qp_id_{0};
     std::mutex mu_;  // guards stalled_peers_
     std::vector<std::pair<pid_t, int>> stalled_peers_;  // (pid, pidfd)
+    std::mutex windows_mu_;
+    std::unordered_map<uint32_t, MemoryWindow *> windows_;  // requires windows_mu_
 };
 
 }  // namespace soft

@@ -109,7 +109,7 @@ public:
 
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
         if (ppv && iid == IID_IOpenNdAdapterNotes) return kit::AdapterNotes::Make(DataPathNotes(), ppv);
-        if (ppv && iid == IID_IOpenNdAdapterExt) return kit::AdapterExt::Make(OPENND_EXT_FAST_REGISTER, ppv);
+        if (ppv && iid == IID_IOpenNdAdapterExt) return kit::AdapterExt::Make(OPENND_EXT_FAST_REGISTER | OPENND_EXT_SEND_INVALIDATE, ppv);
         return kit::Adapter::QueryInterface(iid, ppv);
     }
 

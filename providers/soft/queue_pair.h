@@ -98,6 +98,10 @@ private:
     HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total) {
         return OnPath([&](DataPath auto &p) { return p.PostSend(ctx, sge, nsge, flags, total); });
     }
+    HRESULT PostSendInvalidate(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total,
+                               UINT32 token) {
+        return OnPath([&](DataPath auto &p) { return p.PostSendInvalidate(ctx, sge, nsge, flags, total, token); });
+    }
     HRESULT PostReceive(void *ctx, const ND2_SGE *sge, ULONG nsge);
     HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
                      ULONG flags) {

@@ -19,11 +19,13 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "channel.h"
 #include "connection.h"
 #include "data_path.h"
+#include "memory_objects.h"
 #include "mr_table.h"
 #include "opennd/kit/spin_lock.h"
 #include "posted_receive.h"
@@ -79,6 +81,9 @@ public:
     // is the request's length.
     [[gnu::always_inline]] inline HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags,
                                                    uint64_t total);  // shm_path_inline.h
+    // A Send with Invalidate: an InvalidateNext message, then the Send.
+    HRESULT PostSendInvalidate(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total,
+                               UINT32 token);
     HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
                      ULONG flags);
     HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr, UINT32 rtoken,
@@ -162,6 +167,10 @@ private:
         uint64_t raddr = 0;
         uint32_t rtoken = 0;
         uint32_t published = 0;  // streams: bytes already in the ring
+        // A Send with Invalidate: its InvalidateNext message goes out
+        // (`marked`) in the turn that publishes the Send or its first fragment.
+        bool invalidate = false, marked = false;
+        uint32_t token = 0;
     };
     struct ResponseJob {  // a Read served through the ring (target side)
         uint64_t read_id;
@@ -187,6 +196,13 @@ private:
     void PushOpLocked(ND2_REQUEST_TYPE type, void *ctx, ULONG flags, HRESULT status);
     [[gnu::always_inline]] inline bool TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge,
                                                             const char *inline_data, uint32_t length, ULONG flags);
+    // Send and Send with Invalidate (`invalidate`: the token, or nullptr).
+    [[gnu::always_inline]] inline HRESULT PostSendAs(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags,
+                                                     uint64_t total, const UINT32 *invalidate);
+    // Publishes b's InvalidateNext if it needs one and has not; false if
+    // the ring has no room.
+    bool MarkInvalidateLocked(Backlog &b);
+    void PumpBacklogLocked();  // publishes what the backlog can, in order
     void ReapLocked();
     HRESULT ReapConsumedLocked();
     void EmitLocked();
@@ -214,7 +230,8 @@ private:
     // The copy-through-ring path, when cross-memory attach is not permitted
     // (shm_path_copy.cpp).
     HRESULT PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
-                             uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken);
+                             uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken,
+                             const UINT32 *invalidate = nullptr);
     bool PumpStreamLocked(Backlog &b, Op &op);
     // READ_FENCE: a Read posted before op `seq` has not completed yet.
     bool ReadPendingBeforeLocked(uint64_t seq) const;
@@ -238,7 +255,15 @@ private:
     // DoneWithReceive drops it (requires rx_mu_, nothing posted between).
     const PostedReceive *NextReceive(PostedReceive *spare);
     void DoneWithReceive();
-    void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited);
+    // `invalidated`: the token the message's Send invalidated, if any.
+    void CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited,
+                         const UINT32 *invalidated = nullptr);
+    // The message that completes a receive follows an InvalidateNext
+    // (rx_invalidate_): once it is placed (*status succeeded) the token is
+    // invalidated, or the receive fails ND_REMOTE_ERROR and the sender's
+    // Send ND_ACCESS_VIOLATION. Returns the token invalidated, else nullptr;
+    // what it let go of goes to *let_go (released after rx_mu_).
+    const UINT32 *InvalidateForSendLocked(HRESULT *status, int32_t *for_sender, std::vector<Unbound> *let_go);
     HRESULT Deliver(MsgHeader *m, const MsgInfo &info, const PostedReceive &r, ULONG *bytes, int32_t *for_sender);
     // A SendCma message's bytes into our buffers (shm_path_push.cpp): a
     // large one half pulled here and half pushed by the sender when it
@@ -307,6 +332,10 @@ private:
     std::atomic<uint64_t> rx_pos_{0};  // consumer position, readable without rx_mu_ (a hint)
     RingQueue<PostedReceive> receives_;
     Reassembly reassembly_;
+    // The peer's InvalidateNext for the next Send (network order), and the
+    // token it invalidated, while that receive completes.
+    std::optional<UINT32> rx_invalidate_;
+    UINT32 rx_invalidated_ = 0;
     ProgressGate receive_gate_;  // ProgressReceive: never called with rx_mu_ held
 };
 

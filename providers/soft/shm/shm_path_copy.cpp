@@ -57,9 +57,14 @@ void Scatter(const ND2_SGE *sge, size_t nsge, uint32_t offset, const char *in, u
 }  // namespace
 
 HRESULT ShmPath::PostStreamLocked(Stream kind, ND2_REQUEST_TYPE type, void *ctx, const ND2_SGE *sge, ULONG nsge,
-                                    uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken) {
+                                    uint32_t length, ULONG flags, uint64_t raddr, uint32_t rtoken,
+                                    const UINT32 *invalidate) {
     AddOpLocked(type, ctx, flags, false, ND_PENDING, NowMs());
     Backlog b;
+    if (invalidate) {
+        b.invalidate = true;
+        b.token = *invalidate;
+    }
     b.op_seq = first_seq_ + ops_.size() - 1;
     b.length = length;
     b.flags = flags;
@@ -96,6 +101,7 @@ bool ShmPath::ReadPendingBeforeLocked(uint64_t seq) const {
 bool ShmPath::PumpStreamLocked(Backlog &b, Op &op) {
     // READ_FENCE: nothing of this request goes out before earlier Reads are done (R099).
     if ((b.flags & ND_OP_FLAG_READ_FENCE) && b.published == 0 && ReadPendingBeforeLocked(b.op_seq)) return false;
+    if (!MarkInvalidateLocked(b)) return false;  // a Send with Invalidate's InvalidateNext comes first
     bool one_sided = b.stream != Stream::SendFragments;
     if (b.stream == Stream::ReadRequest) {
         uint64_t pos;

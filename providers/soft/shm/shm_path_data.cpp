@@ -185,6 +185,24 @@ void ShmPath::ProgressSendPass() {
     if (!conn_) return;
     bool was_connected = state() == State::Connected;
     ReapLocked();
+    PumpBacklogLocked();
+    if (state() == State::Connected) PumpResponsesLocked();
+    EmitLocked();
+    NoteProgressLocked();
+    bool failed_now = was_connected && state() == State::Error;
+    lock.unlock();
+    if (failed_now) {
+        FlushReceives();
+        TerminatePeer(ND_IO_TIMEOUT);
+    }
+}
+
+HRESULT ShmPath::PostSendInvalidate(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total,
+                                    UINT32 token) {
+    return PostSendAs(ctx, sge, nsge, flags, total, &token);
+}
+
+void ShmPath::PumpBacklogLocked() {
     while (!backlog_.empty() && state() == State::Connected) {
         Backlog &b = backlog_.front();
         Op &op = ops_[b.op_seq - first_seq_];
@@ -196,21 +214,27 @@ void ShmPath::ProgressSendPass() {
         } else {
             const char *data = b.inline_data.empty() ? nullptr : b.inline_data.data();
             if (data == nullptr && b.length <= kInlineThreshold) data = "";  // zero-length
-            published =
-                TryPublishSendLocked(op, b.sge.data(), static_cast<ULONG>(b.sge.size()), data, b.length, b.flags);
+            published = MarkInvalidateLocked(b) &&
+                        TryPublishSendLocked(op, b.sge.data(), static_cast<ULONG>(b.sge.size()), data, b.length,
+                                             b.flags);
         }
         if (!published) break;
         backlog_.pop_front();
     }
-    if (state() == State::Connected) PumpResponsesLocked();
-    EmitLocked();
-    NoteProgressLocked();
-    bool failed_now = was_connected && state() == State::Error;
-    lock.unlock();
-    if (failed_now) {
-        FlushReceives();
-        TerminatePeer(ND_IO_TIMEOUT);
-    }
+}
+
+bool ShmPath::MarkInvalidateLocked(Backlog &b) {
+    if (!b.invalidate || b.marked) return true;
+    uint64_t pos;
+    MsgHeader *m = producer_.Reserve(sizeof(InvalidateHeader), &pos);
+    if (!m) return false;
+    const InvalidateHeader h{b.token, 0};
+    std::memcpy(Channel::Payload(m), &h, sizeof h);
+    m->type = MsgType::InvalidateNext;
+    m->length = sizeof h;
+    producer_.Publish(m, pos);
+    b.marked = true;
+    return true;
 }
 
 // Records what ProgressSend's lock-free check compares against.
@@ -257,9 +281,29 @@ void ShmPath::DoneWithReceive() {
     if (!srq_) receives_.pop_front();
 }
 
-void ShmPath::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited) {
+void ShmPath::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG bytes, bool solicited,
+                              const UINT32 *invalidated) {
     ND2_RESULT res{status, bytes, context_, r.context, Nd2RequestTypeReceive};
-    rcq_->Push(res, solicited);
+    if (invalidated)
+        rcq_->PushInvalidated(res, *invalidated, solicited);
+    else
+        rcq_->Push(res, solicited);
+}
+
+const UINT32 *ShmPath::InvalidateForSendLocked(HRESULT *status, int32_t *for_sender, std::vector<Unbound> *let_go) {
+    const UINT32 token = *rx_invalidate_;
+    rx_invalidate_.reset();
+    if (FAILED(*status)) return nullptr;  // nothing placed: the connection fails anyway
+    Unbound u;
+    const bool ok = InvalidateForPeer(*engine_, FromWireToken(token), id_, &u);
+    if (u.window) let_go->push_back(std::move(u));
+    if (!ok) {
+        *status = ND_REMOTE_ERROR;
+        *for_sender = ND_ACCESS_VIOLATION;
+        return nullptr;
+    }
+    rx_invalidated_ = token;
+    return &rx_invalidated_;
 }
 
 // Moves one message into a receive: the status of the receive, and
@@ -336,6 +380,7 @@ void ShmPath::ProgressReceive(bool polling) {
 }
 
 void ShmPath::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
+    std::vector<Unbound> let_go;  // windows the peer invalidated: released after rx_mu_
     bool failed = false, more = false;
     MsgInfo info;
     PostedReceive spare;  // one taken from the SRQ
@@ -359,13 +404,31 @@ void ShmPath::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
             bool fatal = false;
             ReceiveDone done;
             if (!HandleCopyMessage(m, info, &for_sender, &fatal, &done)) break;  // waits for a receive
+            const UINT32 *invalidated = nullptr;
+            if (done.valid && rx_invalidate_) {
+                invalidated = InvalidateForSendLocked(&done.status, &for_sender, &let_go);
+                fatal = fatal || FAILED(done.status);
+            }
             consumer_.Finish(m, info, for_sender);
             conn_->WakePeer();
-            if (done.valid) CompleteReceive(done.receive, done.status, done.bytes, done.solicited);
+            if (done.valid) CompleteReceive(done.receive, done.status, done.bytes, done.solicited, invalidated);
             if (fatal) {
                 failed = true;
                 break;
             }
+            continue;
+        }
+        if (info.type == MsgType::InvalidateNext) {
+            // One at a time, and whole (the token is read once, from our copy).
+            if (rx_invalidate_ || info.length != sizeof(InvalidateHeader) ||
+                Channel::SlotsFor(info.length) > info.slots) {
+                failed = true;
+                break;
+            }
+            InvalidateHeader h;
+            CopyOnce(&h, Channel::Payload(m), sizeof h);
+            rx_invalidate_ = h.token;
+            consumer_.Finish(m, info, ND_SUCCESS);
             continue;
         }
         bool well_formed = (info.type == MsgType::SendInline || info.type == MsgType::SendCma) &&
@@ -382,12 +445,13 @@ void ShmPath::ReceivePassLocked(std::unique_lock<QpLock> &lock) {
         int32_t for_sender = ND_SUCCESS;
         HRESULT result = Deliver(m, info, *r, &bytes, &for_sender);
         bool solicited = (info.flags & kMsgSolicited) != 0;
+        const UINT32 *invalidated = rx_invalidate_ ? InvalidateForSendLocked(&result, &for_sender, &let_go) : nullptr;
         // The sender's Send is finished before our receive completes: an
         // application that disconnects as soon as it has the message must
         // not have that Send flushed (ND_CANCELED) at its peer.
         consumer_.Finish(m, info, for_sender);  // m may be reused from here on
         conn_->WakePeer();
-        CompleteReceive(*r, result, bytes, solicited);
+        CompleteReceive(*r, result, bytes, solicited, invalidated);
         DoneWithReceive();
         if (FAILED(result)) {
             failed = true;

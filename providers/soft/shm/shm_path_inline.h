@@ -61,6 +61,11 @@ inline bool ShmPath::TryPublishSendLocked(Op &op, const ND2_SGE *sge, ULONG nsge
 // The Send path, inlined into QueuePair::Send: one call from the
 // application into the provider, as a NIC provider posts.
 inline HRESULT ShmPath::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total) {
+    return PostSendAs(ctx, sge, nsge, flags, total, nullptr);
+}
+
+inline HRESULT ShmPath::PostSendAs(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total,
+                                   const UINT32 *invalidate) {
     const bool inline_data = (flags & ND_OP_FLAG_INLINE) != 0;
     std::unique_lock<QpLock> lock(tx_mu_);
     // Reaping reads what the peer writes as it consumes; a Send needs it only
@@ -82,10 +87,10 @@ inline HRESULT ShmPath::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULON
     }
     if (total > kInlineThreshold && !inline_data && !conn_->peer_can_access_us)  // the peer cannot pull it
         return PostStreamLocked(Stream::SendFragments, Nd2RequestTypeSend, ctx, sge, nsge,
-                                static_cast<uint32_t>(total), flags, 0, 0);
+                                static_cast<uint32_t>(total), flags, 0, 0, invalidate);
     Op &op = AddOpLocked(Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, kNotStamped);
     bool fenced = (flags & ND_OP_FLAG_READ_FENCE) && ReadPendingBeforeLocked(first_seq_ + ops_.size() - 1);
-    if (backlog_.empty() && !fenced &&
+    if (!invalidate && backlog_.empty() && !fenced &&
         TryPublishSendLocked(op, sge, nsge, nullptr, static_cast<uint32_t>(total), flags)) {
         // NoteProgressLocked, for the one thing that changed: the backlog
         // was and is empty; this Send is the oldest waiting if none was.
@@ -107,7 +112,12 @@ inline HRESULT ShmPath::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULON
     } else {
         b.sge.assign(sge, sge + nsge);
     }
+    if (invalidate) {  // its two messages go out through the backlog, now if they can
+        b.invalidate = true;
+        b.token = *invalidate;
+    }
     backlog_.push_back(std::move(b));
+    if (invalidate) PumpBacklogLocked();
     NoteProgressLocked();
     return ND_SUCCESS;
 }

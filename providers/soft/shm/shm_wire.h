@@ -18,8 +18,9 @@ namespace soft {
 // memory-region table is not sent, a peer that may attach to us fetches it;
 // 7: the wake descriptor is an epoll instance around the sender's eventfd;
 // 8: the channel's push requests (a large Send copied from both ends);
-// 9: MR table entries carry a delta (windows addressed elsewhere than they lie).
-constexpr uint16_t kWireVersion = 9;
+// 9: MR table entries carry a delta (windows addressed elsewhere than they lie);
+// 10: InvalidateNext messages (Send with Invalidate).
+constexpr uint16_t kWireVersion = 10;
 
 // ---- connection management (SOCK_SEQPACKET, one message per record) ----
 enum class CmType : uint16_t {
@@ -153,6 +154,10 @@ enum class MsgType : uint8_t {
     WriteFragment = 5, // payload: RemoteHeader + data, placed by the target
     ReadRequest = 6,   // payload: RemoteHeader (offset 0, total = bytes to read)
     ReadResponse = 7,  // payload: ResponseHeader + data
+    // The next Send message (SendInline, SendCma, or the SendFragment that
+    // ends a message) is a Send with Invalidate of this token: published
+    // just before it, in the same turn. At most one waits at a time.
+    InvalidateNext = 8,  // payload: InvalidateHeader
 };
 constexpr uint8_t kMsgSolicited = 0x1;
 constexpr uint8_t kMsgFirst = 0x2;
@@ -193,6 +198,12 @@ struct ResponseHeader {
     int32_t status;  // ND status of the read at the target (last fragment)
 };
 static_assert(sizeof(ResponseHeader) == 16, "ResponseHeader layout");
+
+struct InvalidateHeader {
+    uint32_t token;  // the receiver's token as the application passed it (network order)
+    uint32_t reserved;
+};
+static_assert(sizeof(InvalidateHeader) == 8, "InvalidateHeader layout");
 
 // Data bytes per fragment: one ring message of at most 4 KiB of payload.
 constexpr uint32_t kFragmentData = 4096 - 32;

@@ -133,7 +133,8 @@ void TcpPath::CancelLocked(uint64_t id) {
     }
 }
 
-void TcpPath::Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy) {
+void TcpPath::Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy,
+                   std::optional<uint32_t> invalidate) {
     Hold hold(*this);
     InitiatorOp op{Nd2RequestTypeSend, ctx, flags, false, ND_PENDING, next_id_++};
     std::vector<iwarp::ConstBuffer> sgl;
@@ -151,6 +152,8 @@ void TcpPath::Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool 
     iwarp::SendFlags f;
     f.solicited = (flags & ND_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
     f.lazy_confirm = (flags & ND_OP_FLAG_SILENT_SUCCESS) != 0;
+    f.invalidate = invalidate.has_value();
+    f.invalidate_stag = invalidate.value_or(0);
     Submit(std::move(op), [this, sgl, f](uint64_t id) { return engine_.PostSend(id, sgl, f); });
 }
 
@@ -270,7 +273,10 @@ void TcpPath::CompleteLocked() {
                 fail = true;
             }
             ND2_RESULT res{status, bytes, env_.qp_context, context, Nd2RequestTypeReceive};
-            env_.rcq->Push(res, c.solicited);
+            if (c.invalidated && status == ND_SUCCESS)
+                env_.rcq->PushInvalidated(res, ToWireToken(c.invalidated_stag), c.solicited);
+            else
+                env_.rcq->Push(res, c.solicited);
             continue;
         }
         for (InitiatorOp &op : ops_) {
@@ -381,6 +387,15 @@ bool TcpPath::ReceiveUsable(uint64_t id) {
         if (op.id == id) return op.valid && env_.engine->mrs().LocalSgesValid(op.r.sge, op.r.nsge, kRightLocalWrite);
     }
     return false;
+}
+
+// The peer's Send with Invalidate, under mu_: placement through this path
+// is under mu_ too, so nothing through the window is under way.
+bool TcpPath::InvalidateStag(uint32_t stag) {
+    Unbound u;
+    const bool ok = InvalidateForPeer(*env_.engine, stag, env_.qp_id, &u);
+    if (u.window) unbound_.push_back(std::move(u));
+    return ok;
 }
 
 const uint8_t *TcpPath::TaggedSource(uint32_t stag, uint64_t to, uint32_t len) {

@@ -27,10 +27,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "data_path.h"
+#include "memory_objects.h"
 #include "iwarp/engine.h"
 #include "ndspi.h"
 #include "posted_receive.h"
@@ -56,6 +58,9 @@ public:
     // (Not inlined into the queue pair's posting: the shared-memory path's
     // is, and the queue pair's code stays small.)
     [[gnu::noinline]] HRESULT PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total);
+    // iWARP's Send with Invalidate of the peer's `token` (an ND token).
+    HRESULT PostSendInvalidate(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total,
+                               UINT32 token);
     [[gnu::noinline]] HRESULT PostRead(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
                                        UINT32 rtoken, ULONG flags);
     [[gnu::noinline]] HRESULT PostWrite(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, UINT64 raddr,
@@ -69,7 +74,9 @@ public:
 
     // The engine's requests. Arguments and local SGEs are checked by the caller.
     // `copy`: the data is inline (the caller may reuse its buffers at once).
-    void Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy);
+    // `invalidate`: the STag a Send with Invalidate names (none: a plain Send).
+    void Send(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, bool copy,
+              std::optional<uint32_t> invalidate = std::nullopt);
     void Write(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t raddr, uint32_t stag, ULONG flags, bool copy);
     void Read(void *ctx, const ND2_SGE *sge, ULONG nsge, uint64_t total, uint64_t raddr, uint32_t stag, ULONG flags);
     // A request done at post time (Bind, Invalidate, or one refused locally).
@@ -112,10 +119,13 @@ public:
     bool FetchTagged(uint32_t stag, uint64_t to, uint8_t *out, uint32_t len) override;
     const uint8_t *TaggedSource(uint32_t stag, uint64_t to, uint32_t len) override;
     bool ReceiveUsable(uint64_t id) override;
+    bool InvalidateStag(uint32_t stag) override;
     size_t TaggedDestination(uint32_t stag, uint64_t to, uint32_t len, iwarp::Access access, iwarp::MutableBuffer *out,
                              size_t max) override;
 
 private:
+    // Send and Send with Invalidate: the room and local SGE checks.
+    HRESULT SendChecked(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, std::optional<uint32_t> invalidate);
     bool RemoteRange(uint32_t stag, uint64_t to, uint32_t len, uint32_t need, uint64_t *where) const;
     struct InitiatorOp {
         InitiatorOp(ND2_REQUEST_TYPE t, void *c, ULONG f, bool d, HRESULT s, uint64_t i)
@@ -226,6 +236,8 @@ private:
     uint32_t next_sink_ = 1;
     std::map<uint32_t, std::vector<ND2_SGE>> sinks_;
     uint32_t withdrawn_sink_ = 0;  // a sink deregistered while its Read was in flight
+    // Windows the peer's Sends invalidated, let go of once mu_ is (Unlock).
+    std::vector<Unbound> unbound_;
 };
 
 }  // namespace soft

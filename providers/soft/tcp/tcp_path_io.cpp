@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 
 #include "opennd/log.h"
 #include "opennd/kit/spin_lock.h"
@@ -77,7 +78,12 @@ bool TcpPath::AppPolling() const {
 // unlock, so of the asker's store-then-try_lock and our unlock-then-look,
 // one sees the other.
 void TcpPath::Unlock() {
+    std::vector<Unbound> let_go;  // destroyed last, with no lock held
     for (;;) {
+        if (!unbound_.empty()) {
+            std::move(unbound_.begin(), unbound_.end(), std::back_inserter(let_go));
+            unbound_.clear();
+        }
         mu_.unlock();
         if (pass_wanted_.fetch_add(0, std::memory_order_seq_cst) == 0) return;
         if (!mu_.try_lock()) return;  // its holder will look

@@ -8,13 +8,23 @@
 namespace soft {
 
 HRESULT TcpPath::PostSend(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t) {
+    return SendChecked(ctx, sge, nsge, flags, std::nullopt);
+}
+
+HRESULT TcpPath::PostSendInvalidate(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t,
+                                    UINT32 token) {
+    return SendChecked(ctx, sge, nsge, flags, FromWireToken(token));
+}
+
+HRESULT TcpPath::SendChecked(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags,
+                             std::optional<uint32_t> invalidate) {
     if (initiator_count() >= env_.initiator_depth) return ND_NO_MORE_ENTRIES;
     const bool copy = (flags & ND_OP_FLAG_INLINE) != 0;
     if (!copy && !env_.engine->mrs().LocalSgesValid(sge, nsge, 0, nullptr)) {
         Local(Nd2RequestTypeSend, ctx, flags, ND_ACCESS_VIOLATION);
         return ND_SUCCESS;
     }
-    Send(ctx, sge, nsge, flags, copy);
+    Send(ctx, sge, nsge, flags, copy, invalidate);
     return ND_SUCCESS;
 }
 
