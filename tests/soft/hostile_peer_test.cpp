@@ -656,6 +656,27 @@ TEST_F(HostileClientTest, ARefusedRemoteAccessEndsTheConnection) {
     for (char c : target.bytes) ASSERT_EQ(c, 0) << "the refused Write landed";
 }
 
+// InvalidateNext (a Send with Invalidate's first half) comes one at a time
+// and whole: a second before its Send, or one of the wrong length, ends the
+// connection.
+TEST_F(HostileClientTest, AnInvalidateNextThatIsNotFollowedByItsSendEndsTheConnection) {
+    const InvalidateHeader h{0x01020304u, 0};
+    std::memcpy(Channel::Payload(client.channel->At(0, 0)), &h, sizeof h);
+    Forge(*client.channel, 0, 0, MsgType::InvalidateNext, 1, sizeof h);
+    std::memcpy(Channel::Payload(client.channel->At(0, 1)), &h, sizeof h);
+    Forge(*client.channel, 0, 1, MsgType::InvalidateNext, 1, sizeof h);
+    ND2_RESULT r;
+    server.cq->GetResults(&r, 1);  // a pass over the ring
+    EXPECT_EQ(client.Receive(), CmType::Terminate);
+}
+
+TEST_F(HostileClientTest, AnInvalidateNextOfTheWrongLengthEndsTheConnection) {
+    Forge(*client.channel, 0, 0, MsgType::InvalidateNext, 1, 4);
+    ND2_RESULT r;
+    server.cq->GetResults(&r, 1);
+    EXPECT_EQ(client.Receive(), CmType::Terminate);
+}
+
 // A client that says it can reach the listener's memory by cross-memory
 // attach (its Ready's kCmFlagCanAccessPeer): its copy counter is waited for.
 class HostileCopyingClient : public HostileClientTest {
