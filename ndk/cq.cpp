@@ -9,9 +9,11 @@
 // of them to complete ends the round (later ones of that round are dropped).
 #include <algorithm>
 #include <new>
+#include <type_traits>
 
 #include "objects.h"
 #include "opennd/cq_moderation.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::ndk {
 
@@ -20,9 +22,14 @@ Cq::Cq(Adapter *adapter, IND2CompletionQueue *nd, NDK_FN_CQ_NOTIFICATION_CALLBAC
     InitHeader(&face_.pub.Header);
     face_.pub.Dispatch = &kCqDispatch;
     face_.self = this;
+    // Receives that report an invalidated token (any provider built on the kit).
+    if (FAILED(nd_->QueryInterface(IID_IOpenNdCompletionQueueExt, reinterpret_cast<void **>(&ext_)))) ext_ = nullptr;
 }
 
-Cq::~Cq() { nd_->Release(); }
+Cq::~Cq() {
+    if (ext_) ext_->Release();
+    nd_->Release();
+}
 
 void Cq::Arm(ULONG type) {
     if (type > NDK_CQ_NOTIFY_SOLICITED || closing()) return;
@@ -86,32 +93,40 @@ VOID ArmCq(NDK_CQ *pCq, ULONG Type) { Self<Cq>(pCq)->Arm(Type); }
 
 constexpr ULONG kBatch = 32;
 
-ULONG GetCqResults(NDK_CQ *pCq, NDK_RESULT Results[], ULONG nResults) {
-    IND2CompletionQueue *nd = Self<Cq>(pCq)->nd();
-    ND2_RESULT batch[kBatch];
+// Results in batches of `In` (ND2_RESULT or OPENND_RESULT_EX), from `take`.
+template <class In, class Out, class Take>
+ULONG Gather(Out results[], ULONG n, Take take) {
+    In batch[kBatch];
     ULONG total = 0;
-    while (total < nResults) {
-        ULONG want = std::min(nResults - total, kBatch);
-        ULONG got = nd->GetResults(batch, want);
-        for (ULONG i = 0; i < got; ++i) ResultFromNd(batch[i], &Results[total + i]);
+    while (total < n) {
+        ULONG want = std::min(n - total, kBatch);
+        ULONG got = take(batch, want);
+        for (ULONG i = 0; i < got; ++i) {
+            if constexpr (std::is_same_v<Out, NDK_RESULT>)
+                ResultFromNd(batch[i], &results[total + i]);
+            else
+                ResultExFromNd(batch[i], &results[total + i]);
+        }
         total += got;
         if (got < want) break;
     }
     return total;
 }
 
-ULONG GetCqResultsEx(NDK_CQ *pCq, NDK_RESULT_EX Results[], ULONG nResults) {
+// An invalidating receive is an ordinary receive here (the token is
+// invalidated all the same).
+ULONG GetCqResults(NDK_CQ *pCq, NDK_RESULT Results[], ULONG nResults) {
     IND2CompletionQueue *nd = Self<Cq>(pCq)->nd();
-    ND2_RESULT batch[kBatch];
-    ULONG total = 0;
-    while (total < nResults) {
-        ULONG want = std::min(nResults - total, kBatch);
-        ULONG got = nd->GetResults(batch, want);
-        for (ULONG i = 0; i < got; ++i) ResultExFromNd(batch[i], &Results[total + i]);
-        total += got;
-        if (got < want) break;
-    }
-    return total;
+    return Gather<ND2_RESULT>(Results, nResults, [&](ND2_RESULT *b, ULONG n) { return nd->GetResults(b, n); });
+}
+
+ULONG GetCqResultsEx(NDK_CQ *pCq, NDK_RESULT_EX Results[], ULONG nResults) {
+    Cq *cq = Self<Cq>(pCq);
+    if (IOpenNdCompletionQueueExt *ext = cq->ext())
+        return Gather<OPENND_RESULT_EX>(Results, nResults,
+                                        [&](OPENND_RESULT_EX *b, ULONG n) { return ext->GetResultsEx(b, n); });
+    return Gather<ND2_RESULT>(Results, nResults,
+                              [&](ND2_RESULT *b, ULONG n) { return cq->nd()->GetResults(b, n); });
 }
 
 // ND2 has no call for interrupt moderation: it is OpenND's CQ extension

@@ -35,6 +35,8 @@ public:
     ~Cq() override;
     NDK_CQ *pub() { return &face_.pub; }
     IND2CompletionQueue *nd() const { return nd_; }
+    // The provider's IOpenNdCompletionQueueExt, if its CQ answers it.
+    IOpenNdCompletionQueueExt *ext() const { return ext_; }
     void Arm(ULONG type);
 
     IND2Overlapped *Overlapped() override { return nd_; }
@@ -44,6 +46,7 @@ public:
 private:
     Face<NDK_CQ> face_;
     IND2CompletionQueue *nd_;
+    IOpenNdCompletionQueueExt *ext_ = nullptr;
     NDK_FN_CQ_NOTIFICATION_CALLBACK notify_;
     void *notify_context_;
     // Arming (NdkArmCq may race with the dispatcher's notification handling).

@@ -146,9 +146,20 @@ NTSTATUS Write(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSg
     });
 }
 
-// ND2 has no Send that invalidates a token at the receiver (and so no
-// ReceiveAndInvalidate completion): consumers invalidate locally instead.
-NTSTATUS SendAndInvalidate(NDK_QP *, PVOID, CONST NDK_SGE *, ULONG, ULONG, UINT32) { return STATUS_NOT_SUPPORTED; }
+// ND2 has no Send that invalidates a token at the receiver: OpenND's
+// IOpenNdQueuePairExt::SendInvalidate (adapters with OPENND_EXT_SEND_INVALIDATE).
+// It completes here as a Send; the peer's receive as ReceiveAndInvalidate.
+NTSTATUS SendAndInvalidate(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
+                           UINT32 RemoteToken) {
+    Qp *qp = Self<Qp>(pQp);
+    if (!qp->ext() || !(qp->adapter()->extensions() & OPENND_EXT_SEND_INVALIDATE)) return STATUS_NOT_SUPPORTED;
+    ULONG flags;
+    NTSTATUS status = OpFlagsToNd(Flags, &flags);
+    if (status != STATUS_SUCCESS) return status;
+    return PostSges(qp->adapter()->lams(), pSgl, nSge, [&](const ND2_SGE *sge) {
+        return qp->ext()->SendInvalidate(RequestContext, sge, nSge, flags, RemoteToken);
+    });
+}
 
 }  // namespace
 

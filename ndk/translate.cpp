@@ -180,7 +180,17 @@ void ResultExFromNd(const ND2_RESULT &in, NDK_RESULT_EX *out) {
     out->QPContext = in.QueuePairContext;
     out->RequestContext = in.RequestContext;
     out->Type = OperationFromNd(in.RequestType);
-    out->TypeSpecificCompletionOutput = 0;  // no ReceiveAndInvalidate without SendAndInvalidate
+    out->TypeSpecificCompletionOutput = 0;
+}
+
+void ResultExFromNd(const OPENND_RESULT_EX &in, NDK_RESULT_EX *out) {
+    const bool invalidated = in.RequestType == OPENND_REQUEST_TYPE_RECEIVE_INVALIDATE;
+    ResultExFromNd(ND2_RESULT{in.Status, in.BytesTransferred, in.QueuePairContext, in.RequestContext,
+                              invalidated ? Nd2RequestTypeReceive : in.RequestType},
+                   out);
+    if (!invalidated) return;
+    out->Type = NdkOperationTypeReceiveAndInvalidate;
+    out->TypeSpecificCompletionOutput = in.InvalidatedToken;
 }
 
 ULONG FastRegisterPages(const ND2_ADAPTER_INFO &in, ULONG extensions) {

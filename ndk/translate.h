@@ -5,6 +5,7 @@
 
 #include "ndkpi.h"
 #include "ndspi.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::ndk {
 
@@ -40,6 +41,9 @@ NTSTATUS MrFlagsToNd(ULONG ndk, ULONG *nd);
 NDK_OPERATION_TYPE OperationFromNd(ND2_REQUEST_TYPE type);
 void ResultFromNd(const ND2_RESULT &in, NDK_RESULT *out);
 void ResultExFromNd(const ND2_RESULT &in, NDK_RESULT_EX *out);
+// A receive whose Send invalidated a token is NdkOperationTypeReceiveAndInvalidate
+// with the token in TypeSpecificCompletionOutput.
+void ResultExFromNd(const OPENND_RESULT_EX &in, NDK_RESULT_EX *out);
 
 // ND2_ADAPTER_INFO to NDK_ADAPTER_INFO, reporting `version`; `extensions`:
 // the provider's OPENND_EXT_* bits.

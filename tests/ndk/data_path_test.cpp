@@ -84,7 +84,6 @@ TEST_F(NdkDataPath, UnsupportedWorkRequestsFailInlineWithoutCompletion) {
     NDK_SGE sge = c.region.Sge(0, 64);
     const UINT32 token = s.region.mr->Dispatch->NdkGetRemoteTokenFromMr(s.region.mr);
     const NDK_QP_DISPATCH *d = c.qp->Dispatch;
-    EXPECT_EQ(d->NdkSendAndInvalidate(c.qp, nullptr, &sge, 1, 0, token), STATUS_NOT_SUPPORTED);
     EXPECT_EQ(d->NdkRead(c.qp, nullptr, &sge, 1, s.region.Address(), token, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
               STATUS_NOT_SUPPORTED);
     EXPECT_EQ(d->NdkSend(c.qp, nullptr, &sge, 1, 0x400), STATUS_INVALID_PARAMETER);  // no such flag
