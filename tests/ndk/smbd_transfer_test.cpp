@@ -254,6 +254,10 @@ TEST(SmbdTransfer, MultiMegabyteCopyWithChecksums) {
     // ... from a pool: each MR made once and reused after its invalidation.
     EXPECT_GE(c->fast_mrs_made(), 1u);
     EXPECT_LT(c->fast_mrs_made(), c->fast_registrations());
+    // The server ended each transfer with a Send-and-Invalidate of the
+    // buffer's token (SMB2_CHANNEL_RDMA_V1_INVALIDATE), which the client saw
+    // in its receive and did not have to invalidate itself.
+    EXPECT_GT(c->peer_invalidations(), 0u);
     c.reset();  // disconnect: the server's loop ends
     EXPECT_EQ(serving.get(), STATUS_SUCCESS);
     unlink((dir + "/copy.bin").c_str());

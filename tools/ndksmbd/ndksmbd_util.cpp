@@ -161,10 +161,11 @@ int RunClient(const Options &o, const std::string &stored_path) {
                 mib, copy_s, mib / copy_s, o.inline_data ? "inline messages" : "RDMA Read", flush_s, read_s,
                 mib / read_s);
     std::printf("ndksmbd: checksum %016" PRIx64 " client, %016" PRIx64 " server%s; read-back %s; %" PRIu64
-                " messages sent, %" PRIu64 " buffers fast-registered over %" PRIu64 " MRs; %s\n",
+                " messages sent, %" PRIu64 " buffers fast-registered over %" PRIu64 " MRs, %" PRIu64
+                " invalidated by the server; %s\n",
                 sum, server_sum, stored_path.empty() ? "" : (stored_ok ? ", stored file ok" : ", stored file BAD"),
                 mismatches ? "MISMATCH" : "identical", c->messages_sent(), c->fast_registrations(), c->fast_mrs_made(),
-                ok ? "OK" : "FAILED");
+                c->peer_invalidations(), ok ? "OK" : "FAILED");
     return ok ? 0 : 1;
 }
 

@@ -215,6 +215,11 @@ uint64_t Connection::fast_mrs_made() {
     return fast_mrs_made_;
 }
 
+uint64_t Connection::peer_invalidations() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peer_invalidations_;
+}
+
 void Connection::FailLocked(NTSTATUS why) {
     if (failed_ != STATUS_SUCCESS) return;
     failed_ = why;

@@ -80,6 +80,8 @@ public:
     // Windows' SMB Direct keeps a pool of them per connection.
     uint64_t fast_registrations();
     uint64_t fast_mrs_made();
+    // Ranges of ours the peer invalidated with its Send-and-Invalidate.
+    uint64_t peer_invalidations();
 
     // One upper-layer message (fragmented to max_send_size, up to
     // max_fragmented_send_size). Waits for send credits: STATUS_IO_TIMEOUT if
@@ -140,6 +142,7 @@ private:
     ULONG frmr_pages_ = 0;  // the adapter's FRMRPageCount (0: windows only)
     uint64_t fast_registrations_ = 0;
     uint64_t fast_mrs_made_ = 0;
+    uint64_t peer_invalidations_ = 0;
     std::vector<NDK_MR *> idle_fast_mrs_;  // invalidated, ready for the next Expose (under mu_)
     NDK_CQ *cq_ = nullptr;
     NDK_PD *pd_ = nullptr;

@@ -144,10 +144,13 @@ NTSTATUS Connection::Revoke(Window *w) {
     NTSTATUS s = STATUS_SUCCESS;
     auto op = std::make_unique<Op>();
     bool posted = false;  // op->pending itself is the dispatcher's to change (under mu_)
+    bool by_peer;
     {
         std::lock_guard<std::mutex> lock(mu_);
         // Already invalidated by the peer's Send-and-Invalidate? Else do it here.
-        if (!invalidated_tokens_.erase(w->descriptor.token) && failed_ == STATUS_SUCCESS) {
+        by_peer = invalidated_tokens_.erase(w->descriptor.token) != 0;
+        if (by_peer) ++peer_invalidations_;
+        if (!by_peer && failed_ == STATUS_SUCCESS) {
             s = qp_->Dispatch->NdkInvalidate(qp_, &op->ctx, target, 0);
             posted = NT_SUCCESS(s);
             if (posted) op->pending = 1;
@@ -156,9 +159,9 @@ NTSTATUS Connection::Revoke(Window *w) {
     if (posted) s = WaitOp(op.get(), 10000);
     if (s == STATUS_IO_TIMEOUT) op.release();
     NTSTATUS closed = STATUS_SUCCESS;
-    // Invalidated here: ready for the next range. (One the peer invalidated
-    // is closed: this layer's MR does not know it is free.)
-    if (w->fast && posted && NT_SUCCESS(s)) {
+    // Invalidated here or by the peer (its token is dead either way): ready
+    // for the next range.
+    if (w->fast && ((posted && NT_SUCCESS(s)) || by_peer)) {
         std::lock_guard<std::mutex> lock(mu_);
         idle_fast_mrs_.push_back(w->fast);
     } else {
