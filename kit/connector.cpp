@@ -2,9 +2,11 @@
 // order of checks, and the events a transport reports.
 #include "opennd/kit/connector.h"
 
+#include <new>
 #include <utility>
 
 #include "opennd/kit/connection_rules.h"
+#include "opennd/nd_extensions.h"
 
 namespace opennd::kit {
 Connector::Connector(HANDLE overlapped_file, const ND2_ADAPTER_INFO &info)
@@ -16,7 +18,11 @@ bool Connector::Fresh() {
     return state_ == State::Idle;
 }
 
-HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
+HRESULT Connector::Bind(const sockaddr *address, ULONG size) { return BindAs(address, size, false); }
+
+HRESULT Connector::BindShared(const sockaddr *address, ULONG size) { return BindAs(address, size, true); }
+
+HRESULT Connector::BindAs(const sockaddr *address, ULONG size, bool shared) {
     IpAddress want;
     if (!FromSockaddr(address, size, &want)) return ND_INVALID_ADDRESS;
     AfterCall after{this};  // OnUnlocked, once the lock below is released
@@ -24,9 +30,37 @@ HRESULT Connector::Bind(const sockaddr *address, ULONG size) {
     // Bound already, or given an address by Connect/Accept: what Windows
     // providers answer (COMPAT).
     if (state_ != State::Idle) return kStatusAddressAlreadyAssociated;
-    HRESULT hr = BindLocked(want);
+    HRESULT hr = shared ? BindSharedLocked(want) : BindLocked(want);
     if (SUCCEEDED(hr)) state_ = State::Bound;
     return hr;
+}
+
+OPENND_KIT_IIDS(IOpenNdConnectorExt, &IID_IOpenNdConnectorExt);
+
+namespace {
+
+// IOpenNdConnectorExt, holding the connector.
+class ConnectorExt final : public Unknown<IOpenNdConnectorExt> {
+public:
+    explicit ConnectorExt(Connector *c) : c_(c) { c_->AddRef(); }
+    HRESULT STDMETHODCALLTYPE BindShared(const sockaddr *address, ULONG size) override {
+        return c_->BindShared(address, size);
+    }
+
+private:
+    ~ConnectorExt() override { c_->Release(); }
+    Connector *const c_;
+};
+
+}  // namespace
+
+HRESULT Connector::QueryInterface(REFIID iid, void **ppv) {
+    if (ppv && iid == IID_IOpenNdConnectorExt) {
+        auto *ext = new (std::nothrow) ConnectorExt(this);
+        *ppv = static_cast<IOpenNdConnectorExt *>(ext);
+        return ext ? S_OK : E_OUTOFMEMORY;
+    }
+    return Unknown::QueryInterface(iid, ppv);
 }
 
 HRESULT Connector::Connect(IUnknown *qp, const sockaddr *dest_sa, ULONG dest_size, ULONG inbound_limit,

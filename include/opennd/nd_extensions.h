@@ -17,6 +17,7 @@
 /* IOpenNdAdapterExt::Extensions() bits. */
 #define OPENND_EXT_FAST_REGISTER 0x00000001u   /* IOpenNdQueuePairExt::FastRegister */
 #define OPENND_EXT_SEND_INVALIDATE 0x00000002u /* IOpenNdQueuePairExt::SendInvalidate */
+#define OPENND_EXT_SHARED_ENDPOINT 0x00000004u /* IOpenNdConnectorExt::BindShared */
 
 /* ND2_RESULT::RequestType of a FastRegister's completion. ND2's own types
  * are 0-5; a value of the enum must stay within 0-7 (the range its
@@ -47,6 +48,9 @@ OPENND_DEFINE_GUID(IID_IOpenNdAdapterExt, 0x4F70656E, 0x4E44, 0x4578, 0x74, 0x65
 /* {4F70656E-4E44-4578-7465-6E7300000002} */
 OPENND_DEFINE_GUID(IID_IOpenNdQueuePairExt, 0x4F70656E, 0x4E44, 0x4578, 0x74, 0x65, 0x6E, 0x73, 0x00, 0x00, 0x00,
                    0x02);
+/* {4F70656E-4E44-4578-7465-6E7300000004} */
+OPENND_DEFINE_GUID(IID_IOpenNdConnectorExt, 0x4F70656E, 0x4E44, 0x4578, 0x74, 0x65, 0x6E, 0x73, 0x00, 0x00, 0x00,
+                   0x04);
 /* {4F70656E-4E44-4578-7465-6E7300000003} */
 OPENND_DEFINE_GUID(IID_IOpenNdCompletionQueueExt, 0x4F70656E, 0x4E44, 0x4578, 0x74, 0x65, 0x6E, 0x73, 0x00, 0x00,
                    0x00, 0x03);
@@ -87,6 +91,20 @@ struct IOpenNdQueuePairExt : public IUnknown {
      * where the adapter does not report OPENND_EXT_SEND_INVALIDATE. */
     STDMETHOD(SendInvalidate)(VOID *requestContext, const ND2_SGE sge[], ULONG nSge, ULONG flags,
                               UINT32 remoteToken) PURE;
+};
+
+struct IOpenNdConnectorExt : public IUnknown {
+    /* IND2Connector::Bind, sharing the address (NDKPI's shared endpoints):
+     * every connector bound to the same address and port this way, in this
+     * process or another of the same user, has it at once and makes its own
+     * connection from it (to different destinations: a second connection
+     * between the same two addresses and ports may be refused, as TCP
+     * refuses it). While any holds it, a Bind that does not share it, or a
+     * listener, is refused the address. Port 0: a free port, which
+     * GetLocalAddress then reports, for the others to bind. Bind's statuses
+     * otherwise; ND_NOT_SUPPORTED where the adapter does not report
+     * OPENND_EXT_SHARED_ENDPOINT. */
+    STDMETHOD(BindShared)(const struct sockaddr *pAddress, ULONG cbAddress) PURE;
 };
 
 struct IOpenNdCompletionQueueExt : public IUnknown {

@@ -57,6 +57,11 @@ public:
     HRESULT STDMETHODCALLTYPE GetPeerAddress(sockaddr *address, ULONG *size) final;
     HRESULT STDMETHODCALLTYPE NotifyDisconnect(OVERLAPPED *ov) final;
     HRESULT STDMETHODCALLTYPE Disconnect(OVERLAPPED *ov) final;
+    // IOpenNdConnectorExt::BindShared (opennd/nd_extensions.h): Bind's
+    // rules, then BindSharedLocked.
+    HRESULT BindShared(const sockaddr *address, ULONG size);
+    // IUnknown: also answers IID_IOpenNdConnectorExt (a tear-off).
+    HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override;
 
 protected:
     std::mutex &lock() { return mu_; }
@@ -67,6 +72,9 @@ protected:
     virtual bool OwnsQueuePair(IUnknown *qp) = 0;
     // Bind from Idle: take `want` (port 0: any) and set local_. Success moves to Bound.
     virtual HRESULT BindLocked(const IpAddress &want) = 0;
+    // BindShared from Idle: as BindLocked, the address shared with the
+    // other connectors bound to it this way. Default: ND_NOT_SUPPORTED.
+    virtual HRESULT BindSharedLocked(const IpAddress &) { return ND_NOT_SUPPORTED; }
     // Connect from Idle or Bound, with read limits already clamped to the
     // adapter's: send the request. ND_PENDING once StartConnectingLocked
     // ran; any other status is Connect's return (a failure reported through
@@ -142,6 +150,7 @@ private:
         ~AfterCall() { c->OnUnlocked(); }
     };
     void SetPeerDataLocked(const void *data, ULONG size);
+    HRESULT BindAs(const sockaddr *address, ULONG size, bool shared);
 
     OverlappedRequests requests_;
     const ULONG max_caller_data_, max_callee_data_, max_inbound_, max_outbound_;
