@@ -87,6 +87,18 @@ HRESULT Connector::BindLocked(const kit::IpAddress &want) {
     return ND_SUCCESS;
 }
 
+// Every shared connector holds its own socket on the address (the TCP path
+// connects from it); the kernel lets them share the port (cm_socket.h).
+HRESULT Connector::BindSharedLocked(const kit::IpAddress &want) {
+    if (!kit::BindableAddress(kit::LocalIpAddresses(), want)) return ND_INVALID_ADDRESS;
+    HRESULT hr;
+    int fd = ReservePort(want, &local_, &hr, true);
+    if (fd < 0) return hr;
+    port_fd_ = fd;
+    shared_ = true;
+    return ND_SUCCESS;
+}
+
 HRESULT Connector::ConnectLocked(IUnknown *qp_unknown, const kit::IpAddress &dest, ULONG inbound_limit,
                                  ULONG outbound_limit, const void *private_data, ULONG private_size,
                                  OVERLAPPED *ov) {

@@ -56,6 +56,7 @@ private:
     // opennd::kit::Connector's transport hooks (connector.cpp), under lock().
     bool OwnsQueuePair(IUnknown *qp) override;
     HRESULT BindLocked(const opennd::kit::IpAddress &want) override;
+    HRESULT BindSharedLocked(const opennd::kit::IpAddress &want) override;
     HRESULT ConnectLocked(IUnknown *qp, const opennd::kit::IpAddress &dest, ULONG inbound, ULONG outbound,
                           const void *private_data, ULONG private_size, OVERLAPPED *ov) override;
     HRESULT CompleteConnectLocked() override;
@@ -91,6 +92,7 @@ private:
     opennd::kit::ComPtr<IND2Adapter> adapter_;
     std::shared_ptr<Engine> engine_;
     int port_fd_ = -1;            // reservation of local_
+    bool shared_ = false;         // port_fd_ shares local_ (BindSharedLocked)
     int watched_fd_ = -1;
     std::shared_ptr<Connection> conn_;
     opennd::kit::ComPtr<QueuePair> qp_;

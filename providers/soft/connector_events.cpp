@@ -159,7 +159,7 @@ void Connector::ConnectOverLocked(HRESULT *status) {
         // Bind again while the old socket still holds the port (marked as
         // ending): once it is closed another connector could take it.
         EndsSoon(conn_->tcp->fd);
-        port_fd_ = RebindPort(local_);
+        port_fd_ = RebindPort(local_, shared_);
         if (port_fd_ < 0) *status = ND_CONNECTION_ABORTED;
     }
     conn_.reset();

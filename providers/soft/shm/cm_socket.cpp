@@ -92,14 +92,21 @@ int BindNamedPort(int fd, const kit::IpAddress &a, HRESULT *hr) {
 
 }  // namespace
 
-int ReservePort(const kit::IpAddress &want, kit::IpAddress *bound, HRESULT *hr) {
+int ReservePort(const kit::IpAddress &want, kit::IpAddress *bound, HRESULT *hr, bool shared) {
     int fd = PortSocket(want.family());
     if (fd < 0) {
         *hr = BindError(errno);
         return -1;
     }
     kit::IpAddress a = want;
-    if (kit::Port(a.sa()) != 0) {
+    const int on = 1;
+    if (kit::Port(a.sa()) != 0 && shared) {
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0 || bind(fd, a.sa(), a.length()) != 0) {
+            *hr = errno == EADDRINUSE ? opennd::kit::kStatusAddressAlreadyAssociated : BindError(errno);
+            close(fd);
+            return -1;
+        }
+    } else if (kit::Port(a.sa()) != 0) {
         fd = BindNamedPort(fd, a, hr);
         if (fd < 0) return -1;
     } else {
@@ -113,6 +120,14 @@ int ReservePort(const kit::IpAddress &want, kit::IpAddress *bound, HRESULT *hr) 
         }
         if (!ok) {
             *hr = errno == EADDRINUSE ? ND_TOO_MANY_ADDRESSES : BindError(errno);
+            close(fd);
+            return -1;
+        }
+        // Bound plainly, so the port was free; from now on shared
+        // reservations of it pass (the kernel checks the flag of the
+        // sockets already bound when another binds).
+        if (shared && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0) {
+            *hr = BindError(errno);
             close(fd);
             return -1;
         }

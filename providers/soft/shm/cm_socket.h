@@ -19,7 +19,12 @@ namespace soft {
 // Reserves `want` (port 0: an ephemeral ND port). On success returns the
 // socket and sets *bound. Errors: ND_SHARING_VIOLATION (in use),
 // ND_TOO_MANY_ADDRESSES (no free port), ND_INVALID_ADDRESS (not local).
-int ReservePort(const opennd::kit::IpAddress &want, opennd::kit::IpAddress *bound, HRESULT *hr);
+// `shared` (IOpenNdConnectorExt::BindShared): the socket has SO_REUSEPORT,
+// and no other flag, so every shared reservation of the address by this
+// user gets it too, and nothing else does (a plain or SO_REUSEADDR bind
+// conflicts with it; port 0 finds a port no one holds).
+int ReservePort(const opennd::kit::IpAddress &want, opennd::kit::IpAddress *bound, HRESULT *hr,
+                bool shared = false);
 
 // A listening CM socket for a bound address (wildcard allowed).
 int CmListen(const opennd::kit::IpAddress &bound, int backlog, HRESULT *hr);

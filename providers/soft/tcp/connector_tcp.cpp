@@ -28,7 +28,7 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
         qp->Unreserve();
         EndsSoon(port_fd_);
         close(port_fd_);
-        port_fd_ = RebindPort(local_);  // retryable: still bound
+        port_fd_ = RebindPort(local_, shared_);  // retryable: still bound
         if (port_fd_ < 0) state_ = State::Closed;
         return requests().CompleteNow(ov, hr);
     }
@@ -39,7 +39,7 @@ HRESULT Connector::ConnectTcpLocked(QueuePair *qp, const kit::IpAddress &dest, U
     if (hr != ND_PENDING) {
         qp->Unreserve();
         EndsSoon(conn->tcp->fd);
-        port_fd_ = RebindPort(local_);
+        port_fd_ = RebindPort(local_, shared_);
         return hr;
     }
     inbound_ = inbound;  // what we asked for (clamped by the kit), until the reply says more

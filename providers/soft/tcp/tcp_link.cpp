@@ -79,10 +79,10 @@ HRESULT ConnectError(int err) {
 }
 }  // namespace
 
-int RebindPort(const kit::IpAddress &local) {
+int RebindPort(const kit::IpAddress &local, bool shared) {
     HRESULT hr;
     kit::IpAddress bound;
-    return ReservePort(local, &bound, &hr);  // passes over the old socket, which has SO_REUSEADDR (EndsSoon)
+    return ReservePort(local, &bound, &hr, shared);  // passes over the old socket, which has SO_REUSEADDR (EndsSoon)
 }
 
 void EndsSoon(int fd) {

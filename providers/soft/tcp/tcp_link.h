@@ -59,7 +59,8 @@ HRESULT TcpConnectResult(int fd);
 // A connector's port again, after its attempt failed: the attempt's socket
 // may still be winding down; it was marked EndsSoon, so the new
 // reservation passes over it (ReservePort), and over nothing live.
-int RebindPort(const opennd::kit::IpAddress &local);
+// `shared`: a reservation by IOpenNdConnectorExt::BindShared.
+int RebindPort(const opennd::kit::IpAddress &local, bool shared);
 // Marks a socket whose connection is ending (SO_REUSEADDR): the TIME_WAIT
 // it may leave does not hold its port from the next Bind. Live sockets never
 // have it, so a Bind still finds their port taken.
