@@ -56,11 +56,33 @@ NTSTATUS CreatePd(NDK_ADAPTER *pAdapter, NDK_FN_CREATE_COMPLETION, PVOID, NDK_PD
     return STATUS_SUCCESS;
 }
 
-// ND2 binds one connector to one local address and port; several connections
-// sharing one endpoint cannot be expressed.
-NTSTATUS CreateSharedEndpoint(NDK_ADAPTER *, CONST PSOCKADDR, ULONG, NDK_FN_CREATE_COMPLETION, PVOID,
-                              NDK_SHARED_ENDPOINT **) {
-    return STATUS_NOT_SUPPORTED;
+// A connector of the provider's bound to the address shared, and kept
+// (shared_endpoint.cpp).
+NTSTATUS CreateSharedEndpoint(NDK_ADAPTER *pAdapter, CONST PSOCKADDR pAddress, ULONG AddressLength,
+                              NDK_FN_CREATE_COMPLETION, PVOID, NDK_SHARED_ENDPOINT **ppEndpoint) {
+    Adapter *a = Adapter::From(pAdapter);
+    if (!ppEndpoint || !pAddress) return STATUS_INVALID_PARAMETER;
+    if (a->closing()) return STATUS_INVALID_DEVICE_STATE;
+    if (!(a->extensions() & OPENND_EXT_SHARED_ENDPOINT)) return STATUS_NOT_SUPPORTED;
+    IND2Connector *nd = nullptr;
+    HRESULT hr = a->nd()->CreateConnector(IID_IND2Connector, a->file(), reinterpret_cast<void **>(&nd));
+    if (FAILED(hr)) return StatusFromNd(hr);
+    sockaddr_storage bound{};
+    ULONG length = sizeof bound;
+    hr = BindShared(nd, pAddress, AddressLength);
+    if (SUCCEEDED(hr)) hr = nd->GetLocalAddress(reinterpret_cast<sockaddr *>(&bound), &length);
+    if (FAILED(hr)) {
+        nd->Release();
+        return BindStatusFromNd(hr);
+    }
+    SharedEndpoint *e = new (std::nothrow) SharedEndpoint(a, nd, bound, length);
+    if (!e) {
+        nd->Release();
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    a->Register(e);
+    *ppEndpoint = e->pub();
+    return STATUS_SUCCESS;
 }
 
 NTSTATUS CreateConnector(NDK_ADAPTER *pAdapter, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CONNECTOR **ppConnector) {

@@ -71,6 +71,17 @@ void Connector::StopWork() { nd_->CancelOverlappedRequests(); }
 
 namespace {
 
+// Connect, the connector bound (or left for the provider to bind).
+NTSTATUS ConnectBound(Connector *c, Qp *qp, CONST PSOCKADDR pDestAddress, ULONG DestAddressLength,
+                      ULONG InboundReadLimit, ULONG OutboundReadLimit, CONST PVOID pPrivateData,
+                      ULONG PrivateDataLength, NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext) {
+    c->UseQp(qp);
+    return c->adapter()->Start(c, RequestKind::Consumer, RequestCompletion, RequestContext, [&](OVERLAPPED *ov) {
+        return c->nd()->Connect(qp->nd(), pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
+                                pPrivateData, PrivateDataLength, ov);
+    });
+}
+
 NTSTATUS Connect(NDK_CONNECTOR *pConnector, NDK_QP *pQp, CONST PSOCKADDR pSrcAddress, ULONG SrcAddressLength,
                  CONST PSOCKADDR pDestAddress, ULONG DestAddressLength, ULONG InboundReadLimit,
                  ULONG OutboundReadLimit, CONST PVOID pPrivateData, ULONG PrivateDataLength,
@@ -83,18 +94,23 @@ NTSTATUS Connect(NDK_CONNECTOR *pConnector, NDK_QP *pQp, CONST PSOCKADDR pSrcAdd
         HRESULT hr = c->nd()->Bind(pSrcAddress, SrcAddressLength);
         if (FAILED(hr) && hr != ND_INVALID_DEVICE_STATE) return BindStatusFromNd(hr);
     }
-    Qp *qp = Self<Qp>(pQp);
-    c->UseQp(qp);
-    return c->adapter()->Start(c, RequestKind::Consumer, RequestCompletion, RequestContext, [&](OVERLAPPED *ov) {
-        return c->nd()->Connect(qp->nd(), pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
-                                pPrivateData, PrivateDataLength, ov);
-    });
+    return ConnectBound(c, Self<Qp>(pQp), pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
+                        pPrivateData, PrivateDataLength, RequestCompletion, RequestContext);
 }
 
-// Shared endpoints are never created (adapter_dispatch.cpp).
-NTSTATUS ConnectWithSharedEndpoint(NDK_CONNECTOR *, NDK_QP *, NDK_SHARED_ENDPOINT *, CONST PSOCKADDR, ULONG, ULONG,
-                                   ULONG, CONST PVOID, ULONG, NDK_FN_REQUEST_COMPLETION, PVOID) {
-    return STATUS_NOT_SUPPORTED;
+// Connect from the endpoint's address (shared_endpoint.cpp).
+NTSTATUS ConnectWithSharedEndpoint(NDK_CONNECTOR *pConnector, NDK_QP *pQp, NDK_SHARED_ENDPOINT *pSharedEndpoint,
+                                   CONST PSOCKADDR pDestAddress, ULONG DestAddressLength, ULONG InboundReadLimit,
+                                   ULONG OutboundReadLimit, CONST PVOID pPrivateData, ULONG PrivateDataLength,
+                                   NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext) {
+    Connector *c = Self<Connector>(pConnector);
+    if (!pQp) return STATUS_INVALID_PARAMETER_2;
+    if (!pSharedEndpoint) return STATUS_INVALID_PARAMETER_3;
+    if (!pDestAddress) return STATUS_INVALID_PARAMETER_4;
+    const HRESULT hr = c->UseEndpoint(Self<SharedEndpoint>(pSharedEndpoint));
+    if (FAILED(hr)) return BindStatusFromNd(hr);
+    return ConnectBound(c, Self<Qp>(pQp), pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
+                        pPrivateData, PrivateDataLength, RequestCompletion, RequestContext);
 }
 
 NTSTATUS CompleteConnect(NDK_CONNECTOR *pConnector, NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent,

@@ -33,7 +33,9 @@ Object *FromHeader(NDK_OBJECT_HEADER *header) {
     case NdkObjectTypeConnector: return Face<NDK_CONNECTOR>::Of(reinterpret_cast<NDK_CONNECTOR *>(header))->self;
     case NdkObjectTypeListener: return Face<NDK_LISTENER>::Of(reinterpret_cast<NDK_LISTENER *>(header))->self;
     case NdkObjectTypeSrq: return Face<NDK_SRQ>::Of(reinterpret_cast<NDK_SRQ *>(header))->self;
-    default: return nullptr;  // shared endpoints are never created
+    case NdkObjectTypeSharedEndpoint:
+        return Face<NDK_SHARED_ENDPOINT>::Of(reinterpret_cast<NDK_SHARED_ENDPOINT *>(header))->self;
+    default: return nullptr;
     }
 }
 

@@ -19,6 +19,9 @@ extern const NDK_SRQ_DISPATCH kSrqDispatch;
 extern const NDK_QP_DISPATCH kQpDispatch;
 extern const NDK_CONNECTOR_DISPATCH kConnectorDispatch;
 extern const NDK_LISTENER_DISPATCH kListenerDispatch;
+extern const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch;
+
+class SharedEndpoint;
 
 class Pd final : public Object {
 public:
@@ -159,6 +162,9 @@ public:
 
     // After Connect/Accept is under way: the QP may not finish closing first.
     void UseQp(Qp *qp);
+    // Binds to the endpoint's address, once (a connector whose attempt
+    // failed stays bound); the endpoint may not finish closing first.
+    HRESULT UseEndpoint(SharedEndpoint *endpoint);
     // CompleteConnect/Accept succeeded: watch for the peer's disconnect.
     void WatchDisconnect();
     void SetDisconnectEvent(NDK_FN_DISCONNECT_EVENT_CALLBACK event, void *context);
@@ -174,11 +180,35 @@ private:
     IND2Connector *nd_;
     std::mutex mu_;
     Qp *qp_ = nullptr;
+    SharedEndpoint *endpoint_ = nullptr;
     NDK_FN_DISCONNECT_EVENT_CALLBACK disconnect_event_ = nullptr;
     void *disconnect_context_ = nullptr;
     std::atomic<bool> local_disconnect_{false};
     bool disconnect_reported_ = false;  // dispatcher only
 };
+
+// A local address and port several connectors connect from
+// (shared_endpoint.cpp): an ND2 connector bound to it by the provider's
+// IOpenNdConnectorExt::BindShared and never connected, which keeps the
+// address while the endpoint is open.
+class SharedEndpoint final : public Object {
+public:
+    SharedEndpoint(Adapter *adapter, IND2Connector *holder, const sockaddr_storage &address, ULONG length);
+    ~SharedEndpoint() override;
+    NDK_SHARED_ENDPOINT *pub() { return &face_.pub; }
+    const sockaddr *address() const { return reinterpret_cast<const sockaddr *>(&address_); }
+    ULONG address_length() const { return length_; }
+
+private:
+    Face<NDK_SHARED_ENDPOINT> face_;
+    IND2Connector *holder_;
+    sockaddr_storage address_;
+    ULONG length_;
+};
+
+// Binds `nd` to `address` shared (IOpenNdConnectorExt): ND_NOT_SUPPORTED
+// from a provider without the extension.
+HRESULT BindShared(IND2Connector *nd, const sockaddr *address, ULONG length);
 
 class Listener final : public Object {
 public:

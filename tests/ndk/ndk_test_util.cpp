@@ -26,6 +26,9 @@ NTSTATUS Close(NDK_QP *o, Completion *c) { return CloseWith(o, o ? o->Dispatch->
 NTSTATUS Close(NDK_CONNECTOR *o, Completion *c) {
     return CloseWith(o, o ? o->Dispatch->NdkCloseConnector : nullptr, c);
 }
+NTSTATUS Close(NDK_SHARED_ENDPOINT *o, Completion *c) {
+    return CloseWith(o, o ? o->Dispatch->NdkCloseSharedEndpoint : nullptr, c);
+}
 NTSTATUS Close(NDK_LISTENER *o, Completion *c) {
     return CloseWith(o, o ? o->Dispatch->NdkCloseListener : nullptr, c);
 }
@@ -130,12 +133,17 @@ bool Pair::Open() {
     return server.Create(adapter) && client.Create(adapter);
 }
 
-bool Pair::Connect() {
+bool Pair::Connect() { return Connect(client, server, port); }
+
+bool Pair::Connect(Side &client, Side &server, uint16_t port, NDK_SHARED_ENDPOINT *endpoint) {
     sockaddr_in src = Loopback(), dst = Loopback(port);
     Completion connected, accepted, completed;
-    NTSTATUS cs = client.connector->Dispatch->NdkConnect(client.connector, client.qp, Sa(&src), sizeof src,
-                                                         Sa(&dst), sizeof dst, 8, 8, nullptr, 0, Completion::Request,
-                                                         &connected);
+    const NDK_CONNECTOR_DISPATCH *d = client.connector->Dispatch;
+    NTSTATUS cs = endpoint ? d->NdkConnectWithSharedEndpoint(client.connector, client.qp, endpoint, Sa(&dst),
+                                                             sizeof dst, 8, 8, nullptr, 0, Completion::Request,
+                                                             &connected)
+                           : d->NdkConnect(client.connector, client.qp, Sa(&src), sizeof src, Sa(&dst), sizeof dst,
+                                           8, 8, nullptr, 0, Completion::Request, &connected);
     if (cs != STATUS_PENDING && cs != STATUS_SUCCESS) return false;
     // The server side takes the connector the listener delivered (its own
     // pre-created one is not used for a passive connection).

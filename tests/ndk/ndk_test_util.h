@@ -110,6 +110,7 @@ NTSTATUS Close(NDK_SRQ *o, Completion *c = nullptr);
 NTSTATUS Close(NDK_QP *o, Completion *c = nullptr);
 NTSTATUS Close(NDK_CONNECTOR *o, Completion *c = nullptr);
 NTSTATUS Close(NDK_LISTENER *o, Completion *c = nullptr);
+NTSTATUS Close(NDK_SHARED_ENDPOINT *o, Completion *c = nullptr);
 NTSTATUS Close(NDK_ADAPTER *o, Completion *c = nullptr);
 
 // A buffer registered with an MR (remote read/write allowed).
@@ -160,6 +161,9 @@ struct Pair {
     NDK_CONNECTOR *NextIncoming(std::chrono::milliseconds timeout = kWait);
     bool Open();     // adapter, listener, both sides
     bool Connect();  // client Connect/CompleteConnect, server Accept
+    // The same for two other sides of this adapter, to the listener on
+    // `port` (whose connect events come here), from `endpoint` if given.
+    bool Connect(Side &client, Side &server, uint16_t port, NDK_SHARED_ENDPOINT *endpoint = nullptr);
     void Release();  // closes everything, adapter last
 };
 

@@ -142,10 +142,20 @@ TEST_F(NdkAdapterDispatch, CreatesReturnSuccessWithoutCallback) {
     EXPECT_EQ(created.Count(), 0);
 }
 
-TEST_F(NdkAdapterDispatch, SharedEndpointsAreNotSupported) {
+// Their use: shared_endpoint_test.cpp.
+TEST_F(NdkAdapterDispatch, SharedEndpointsAreCreatedSynchronously) {
     const NDK_ADAPTER_DISPATCH *d = adapter_->Dispatch;
     sockaddr_in a = Loopback();
     NDK_SHARED_ENDPOINT *ep = nullptr;
-    EXPECT_EQ(d->NdkCreateSharedEndpoint(adapter_, Sa(&a), sizeof a, nullptr, nullptr, &ep), STATUS_NOT_SUPPORTED);
-    EXPECT_EQ(ep, nullptr);
+    EXPECT_EQ(d->NdkCreateSharedEndpoint(adapter_, nullptr, sizeof a, nullptr, nullptr, &ep),
+              STATUS_INVALID_PARAMETER);
+    EXPECT_EQ(d->NdkCreateSharedEndpoint(adapter_, Sa(&a), sizeof a, nullptr, nullptr, nullptr),
+              STATUS_INVALID_PARAMETER);
+    sockaddr_in elsewhere = a;
+    elsewhere.sin_addr.s_addr = htonl(0xC0000201);  // 192.0.2.1 (TEST-NET-1): no address of ours
+    EXPECT_NE(d->NdkCreateSharedEndpoint(adapter_, Sa(&elsewhere), sizeof elsewhere, nullptr, nullptr, &ep),
+              STATUS_SUCCESS);
+    ASSERT_EQ(d->NdkCreateSharedEndpoint(adapter_, Sa(&a), sizeof a, nullptr, nullptr, &ep), STATUS_SUCCESS);
+    ASSERT_NE(ep, nullptr);
+    EXPECT_EQ(Close(ep), STATUS_SUCCESS);
 }

@@ -27,6 +27,11 @@ TEST(NdkOtherProvider, LoopbackProviderThroughTheCatalog) {
     NDK_MR *fast = nullptr;
     EXPECT_EQ(pd->Dispatch->NdkCreateMr(pd, TRUE, nullptr, nullptr, &fast), STATUS_NOT_SUPPORTED);
     EXPECT_EQ(fast, nullptr);
+    sockaddr_in here = Loopback(0);
+    NDK_SHARED_ENDPOINT *ep = nullptr;  // nor shared endpoints
+    EXPECT_EQ(a->Dispatch->NdkCreateSharedEndpoint(a, Sa(&here), sizeof here, nullptr, nullptr, &ep),
+              STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(ep, nullptr);
     ASSERT_EQ(pd->Dispatch->NdkCreateQp(pd, cq, cq, &notified, 4, 4, 1, 1, 0, nullptr, nullptr, &qp), STATUS_SUCCESS);
     Region region;
     ASSERT_TRUE(region.Register(pd, 4096));  // pending, then the callback
