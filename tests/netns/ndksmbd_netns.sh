@@ -2,7 +2,8 @@
 # The NDK SMB Direct demo between two "hosts": ndksmbd server in one network
 # namespace, ndksmbd client in another (veth, IPv4 then IPv6). The client
 # copies a file of random bytes, checks the server's checksum and reads it
-# back by RDMA; then the copy on the server's side is compared byte for byte.
+# back by RDMA (the server invalidating each buffer remotely as it ends a
+# read); then the copy on the server's side is compared byte for byte.
 # Needs root (ip netns); exits 77 (skipped) without it.
 #
 #   ndksmbd_netns.sh NDKSMBD [SIZE]
@@ -52,7 +53,16 @@ for pair in "10.79.0.1 10.79.0.2" "fd79::1 fd79::2"; do
         [ -n "$port" ] || sleep 0.1
     done
     echo "== $size from namespace $a to [$ip]:$port (namespace $b)"
-    ip netns exec "$a" timeout 300 "$smbd" client -l "$local_ip" -c "$ip" -p "$port" -f "$tmp/source.bin" --name copy.bin
+    status=0
+    ip netns exec "$a" timeout 300 "$smbd" client -l "$local_ip" -c "$ip" -p "$port" -f "$tmp/source.bin" --name copy.bin \
+        > "$tmp/client.log" 2>&1 || status=$?
+    cat "$tmp/client.log"
+    [ "$status" = 0 ] || exit "$status"
+    # The server ended its reads with Send-and-Invalidate (iWARP's Send with
+    # Invalidate here), as Windows does.
+    if grep -q ' 0 invalidated by the server' "$tmp/client.log" || ! grep -q 'invalidated by the server' "$tmp/client.log"; then
+        echo "no buffer of the client's was invalidated by the server"; exit 1
+    fi
     wait "$server"
     server=
     cmp "$tmp/source.bin" "$tmp/out/copy.bin"
