@@ -104,7 +104,7 @@ pair d-bulk 7306 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip -p 7306 -S 104857
 pair a-v6 7309 $n "$ping_s" "$ping_c" "rping -s -a $ip6 -p 7309 -C $n -S 64 -v" "$nd -c -a $ip6 -p 7309 -C $n -S 64 -v -T 60"
 pair d-v6 7310 4 "$bulk_nd" "$bulk_vb" "$nd --bulk -s -a $ip6 -p 7310 -S 1048576 -C $m -T 90" "$vb -c -a $ip6 -p 7310 -S 1048576 -M $m -T 90"
 head -c 3000000 /dev/urandom > /tmp/smbd.bin; mkdir -p /tmp/smbd
-pair e-smbd 7307 1 '^ndksmbd: listening' ' [1-9][0-9]* buffers fast-registered over [1-9][0-9]* MRs; OK$' "$b/bin/ndksmbd server -a $ip -p 7307 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7307 -f /tmp/smbd.bin"
+pair e-smbd 7307 1 '^ndksmbd: listening' ' [1-9][0-9]* buffers fast-registered over [1-9][0-9]* MRs, [0-9]* invalidated by the server; OK$' "$b/bin/ndksmbd server -a $ip -p 7307 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7307 -f /tmp/smbd.bin"
 pair e-inline 7308 1 '^ndksmbd: listening' '; OK$' "$b/bin/ndksmbd server -a $ip -p 7308 -d /tmp/smbd" "$b/bin/ndksmbd client -c $ip -p 7308 -f /tmp/smbd.bin --name inline.bin --inline"
 t0=$(date +%s) filter='NdkFastRegister.*'
 [ "$DEV" = siw ] && filter="$filter-*BytesPastTheLength*:*RightsNotGranted*:*AfterInvalidateThePeer*"
