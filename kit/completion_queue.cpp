@@ -170,10 +170,10 @@ void CompletionQueue::RemovePoller(CqPoller *p) {
     pollers_gate_.Edit([&] { std::erase(pollers_, p); });
 }
 
-ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) { return Take(results, n); }
+ULONG CompletionQueue::GetResults(ND2_RESULT results[], ULONG n) { return TakeInto(results, n); }
 
 template <class Out>
-ULONG CompletionQueue::Take(Out results[], ULONG n) {
+ULONG CompletionQueue::TakeInto(Out results[], ULONG n) {
     ULONG got = 0;
     {
         ReaderScope reading(pollers_gate_);
@@ -249,7 +249,7 @@ HRESULT CompletionQueue::CancelOverlappedRequests() {
 
 HRESULT CompletionQueue::GetOverlappedResult(OVERLAPPED *ov, BOOL wait) { return requests_.Result(ov, wait); }
 
-template ULONG CompletionQueue::Take(ND2_RESULT[], ULONG);
-template ULONG CompletionQueue::Take(OPENND_RESULT_EX[], ULONG);
+template ULONG CompletionQueue::TakeInto(ND2_RESULT[], ULONG);
+template ULONG CompletionQueue::TakeInto(OPENND_RESULT_EX[], ULONG);
 
 }  // namespace opennd::kit

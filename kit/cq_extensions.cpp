@@ -54,6 +54,6 @@ HRESULT CompletionQueue::QueryInterface(REFIID iid, void **ppv) {
     return Unknown::QueryInterface(iid, ppv);
 }
 
-ULONG CompletionQueue::GetResultsEx(OPENND_RESULT_EX results[], ULONG n) { return Take(results, n); }
+ULONG CompletionQueue::GetResultsEx(OPENND_RESULT_EX results[], ULONG n) { return TakeInto(results, n); }
 
 }  // namespace opennd::kit

@@ -139,7 +139,7 @@ private:
     bool PushEntry(const OPENND_RESULT_EX &entry, bool solicited);
     // GetResults and GetResultsEx: Out is ND2_RESULT or OPENND_RESULT_EX.
     template <class Out>
-    ULONG Take(Out results[], ULONG n);
+    ULONG TakeInto(Out results[], ULONG n);
     bool TriggeredLocked(ULONG type) const;
     bool AnyTriggeredLocked() const;
     // A trigger fires now: unmoderated, or moderation's count or time is up.
