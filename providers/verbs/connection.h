@@ -55,6 +55,7 @@ public:
 private:
     bool OwnsQueuePair(IUnknown *qp) override;
     HRESULT BindLocked(const kit::IpAddress &want) override;
+    HRESULT BindSharedLocked(const kit::IpAddress &want) override;
     HRESULT ConnectLocked(IUnknown *qp, const kit::IpAddress &dest, ULONG inbound, ULONG outbound, const void *data,
                           ULONG size, OVERLAPPED *ov) override;
     HRESULT CompleteConnectLocked() override;
@@ -82,6 +83,7 @@ private:
     kit::ComPtr<IND2Adapter> adapter_;
     // Under lock().
     rdma_cm_id *id_ = nullptr;
+    bool shared_ = false;  // bound by BindShared: the id has RDMA_OPTION_ID_REUSEADDR
     kit::ComPtr<QueuePair> qp_;
     std::vector<uint8_t> connect_data_;  // the request's private data, until rdma_connect sends it
     ULONG ask_inbound_ = 0, ask_outbound_ = 0;

@@ -79,6 +79,13 @@ HRESULT Connector::MakeIdLocked(const kit::IpAddress *address) {
     }
     if (!address) return ND_SUCCESS;
     kit::IpAddress a = *address;
+    // Shared: ids with the option share the port; one without it, or a
+    // listener, is refused it (rdma_cm's port check).
+    int one = 1;
+    if (shared_ && rdma_set_option(id_, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof one) != 0) {
+        DropIdLocked();
+        return ND_INSUFFICIENT_RESOURCES;
+    }
     if (rdma_bind_addr(id_, a.sa()) != 0) {
         const HRESULT hr = BindStatus(errno);
         DropIdLocked();
@@ -100,6 +107,14 @@ void Connector::DropIdLocked() {
 HRESULT Connector::BindLocked(const kit::IpAddress &want) {
     if (!kit::BindableAddress(device_->Addresses(), want)) return ND_INVALID_ADDRESS;
     return MakeIdLocked(&want);
+}
+
+HRESULT Connector::BindSharedLocked(const kit::IpAddress &want) {
+    if (!kit::BindableAddress(device_->Addresses(), want)) return ND_INVALID_ADDRESS;
+    shared_ = true;
+    const HRESULT hr = MakeIdLocked(&want);
+    if (FAILED(hr)) shared_ = false;
+    return hr;
 }
 
 rdma_conn_param Connector::ConnParam(const void *data, ULONG size, ULONG inbound, ULONG outbound) const {

@@ -22,7 +22,7 @@ public:
 
     HRESULT STDMETHODCALLTYPE QueryInterface(REFIID iid, void **ppv) override {
         if (ppv && iid == IID_IOpenNdAdapterNotes) return kit::AdapterNotes::Make(device_->Notes(), ppv);
-        if (ppv && iid == IID_IOpenNdAdapterExt) return kit::AdapterExt::Make(OPENND_EXT_FAST_REGISTER, ppv);
+        if (ppv && iid == IID_IOpenNdAdapterExt) return kit::AdapterExt::Make(OPENND_EXT_FAST_REGISTER | OPENND_EXT_SHARED_ENDPOINT, ppv);
         return kit::Adapter::QueryInterface(iid, ppv);
     }
 
