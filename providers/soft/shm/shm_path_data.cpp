@@ -197,11 +197,6 @@ void ShmPath::ProgressSendPass() {
     }
 }
 
-HRESULT ShmPath::PostSendInvalidate(void *ctx, const ND2_SGE *sge, ULONG nsge, ULONG flags, uint64_t total,
-                                    UINT32 token) {
-    return PostSendAs(ctx, sge, nsge, flags, total, &token);
-}
-
 void ShmPath::PumpBacklogLocked() {
     while (!backlog_.empty() && state() == State::Connected) {
         Backlog &b = backlog_.front();
@@ -221,20 +216,6 @@ void ShmPath::PumpBacklogLocked() {
         if (!published) break;
         backlog_.pop_front();
     }
-}
-
-bool ShmPath::MarkInvalidateLocked(Backlog &b) {
-    if (!b.invalidate || b.marked) return true;
-    uint64_t pos;
-    MsgHeader *m = producer_.Reserve(sizeof(InvalidateHeader), &pos);
-    if (!m) return false;
-    const InvalidateHeader h{b.token, 0};
-    std::memcpy(Channel::Payload(m), &h, sizeof h);
-    m->type = MsgType::InvalidateNext;
-    m->length = sizeof h;
-    producer_.Publish(m, pos);
-    b.marked = true;
-    return true;
 }
 
 // Records what ProgressSend's lock-free check compares against.
@@ -288,22 +269,6 @@ void ShmPath::CompleteReceive(const PostedReceive &r, HRESULT status, ULONG byte
         rcq_->PushInvalidated(res, *invalidated, solicited);
     else
         rcq_->Push(res, solicited);
-}
-
-const UINT32 *ShmPath::InvalidateForSendLocked(HRESULT *status, int32_t *for_sender, std::vector<Unbound> *let_go) {
-    const UINT32 token = *rx_invalidate_;
-    rx_invalidate_.reset();
-    if (FAILED(*status)) return nullptr;  // nothing placed: the connection fails anyway
-    Unbound u;
-    const bool ok = InvalidateForPeer(*engine_, FromWireToken(token), id_, &u);
-    if (u.window) let_go->push_back(std::move(u));
-    if (!ok) {
-        *status = ND_REMOTE_ERROR;
-        *for_sender = ND_ACCESS_VIOLATION;
-        return nullptr;
-    }
-    rx_invalidated_ = token;
-    return &rx_invalidated_;
 }
 
 // Moves one message into a receive: the status of the receive, and
