@@ -2,11 +2,10 @@
 // order of checks, and the events a transport reports.
 #include "opennd/kit/connector.h"
 
-#include <new>
 #include <utility>
 
 #include "opennd/kit/connection_rules.h"
-#include "opennd/nd_extensions.h"
+#include "opennd/kit/extensions.h"
 
 namespace opennd::kit {
 Connector::Connector(HANDLE overlapped_file, const ND2_ADAPTER_INFO &info)
@@ -35,31 +34,21 @@ HRESULT Connector::BindAs(const sockaddr *address, ULONG size, bool shared) {
     return hr;
 }
 
-OPENND_KIT_IIDS(IOpenNdConnectorExt, &IID_IOpenNdConnectorExt);
-
 namespace {
 
 // IOpenNdConnectorExt, holding the connector.
-class ConnectorExt final : public Unknown<IOpenNdConnectorExt> {
+class ConnectorExt final : public TearOff<IOpenNdConnectorExt, Connector> {
 public:
-    explicit ConnectorExt(Connector *c) : c_(c) { c_->AddRef(); }
+    using TearOff::TearOff;
     HRESULT STDMETHODCALLTYPE BindShared(const sockaddr *address, ULONG size) override {
-        return c_->BindShared(address, size);
+        return owner_->BindShared(address, size);
     }
-
-private:
-    ~ConnectorExt() override { c_->Release(); }
-    Connector *const c_;
 };
 
 }  // namespace
 
 HRESULT Connector::QueryInterface(REFIID iid, void **ppv) {
-    if (ppv && iid == IID_IOpenNdConnectorExt) {
-        auto *ext = new (std::nothrow) ConnectorExt(this);
-        *ppv = static_cast<IOpenNdConnectorExt *>(ext);
-        return ext ? S_OK : E_OUTOFMEMORY;
-    }
+    if (ppv && iid == IID_IOpenNdConnectorExt) return ConnectorExt::Make<ConnectorExt>(this, ppv);
     return Unknown::QueryInterface(iid, ppv);
 }
 

@@ -2,9 +2,8 @@
 // tear-off (an object of its own that holds the CQ): IOpenNdCqModeration
 // (opennd/cq_moderation.h) and IOpenNdCompletionQueueExt
 // (opennd/nd_extensions.h).
-#include <new>
-
 #include "opennd/kit/completion_queue.h"
+#include "opennd/kit/extensions.h"
 
 namespace opennd::kit {
 
@@ -13,44 +12,27 @@ OPENND_KIT_IIDS(IOpenNdCompletionQueueExt, &IID_IOpenNdCompletionQueueExt);
 
 namespace {
 
-template <class I>
-class CqTearOff : public Unknown<I> {
+class CqModeration final : public TearOff<IOpenNdCqModeration, CompletionQueue> {
 public:
-    explicit CqTearOff(CompletionQueue *cq) : cq_(cq) { cq_->AddRef(); }
-
-protected:
-    ~CqTearOff() override { cq_->Release(); }
-    CompletionQueue *const cq_;
-};
-
-class CqModeration final : public CqTearOff<IOpenNdCqModeration> {
-public:
-    using CqTearOff::CqTearOff;
+    using TearOff::TearOff;
     HRESULT STDMETHODCALLTYPE Moderate(ULONG interval_us, ULONG count) override {
-        return cq_->Moderate(interval_us, count);
+        return owner_->Moderate(interval_us, count);
     }
 };
 
-class CqExt final : public CqTearOff<IOpenNdCompletionQueueExt> {
+class CqExt final : public TearOff<IOpenNdCompletionQueueExt, CompletionQueue> {
 public:
-    using CqTearOff::CqTearOff;
+    using TearOff::TearOff;
     ULONG STDMETHODCALLTYPE GetResultsEx(OPENND_RESULT_EX results[], ULONG n) override {
-        return cq_->GetResultsEx(results, n);
+        return owner_->GetResultsEx(results, n);
     }
 };
-
-template <class T, class I>
-HRESULT Make(CompletionQueue *cq, void **ppv) {
-    auto *t = new (std::nothrow) T(cq);
-    *ppv = static_cast<I *>(t);
-    return t ? S_OK : E_OUTOFMEMORY;
-}
 
 }  // namespace
 
 HRESULT CompletionQueue::QueryInterface(REFIID iid, void **ppv) {
-    if (ppv && iid == IID_IOpenNdCqModeration) return Make<CqModeration, IOpenNdCqModeration>(this, ppv);
-    if (ppv && iid == IID_IOpenNdCompletionQueueExt) return Make<CqExt, IOpenNdCompletionQueueExt>(this, ppv);
+    if (ppv && iid == IID_IOpenNdCqModeration) return CqModeration::Make<CqModeration>(this, ppv);
+    if (ppv && iid == IID_IOpenNdCompletionQueueExt) return CqExt::Make<CqExt>(this, ppv);
     return Unknown::QueryInterface(iid, ppv);
 }
 

@@ -1,7 +1,8 @@
 // The OpenND extensions (opennd/nd_extensions.h) for any provider, as
 // tear-offs: an adapter answers QueryInterface(IID_IOpenNdAdapterExt) with
 // AdapterExt::Make(bits); the kit's queue pair answers
-// IID_IOpenNdQueuePairExt itself (queue_pair.h) with a QueuePairExt.
+// IID_IOpenNdQueuePairExt itself (queue_pair.h) with a QueuePairExt, its
+// connector and CQ theirs likewise (connector.cpp, cq_extensions.cpp).
 #pragma once
 
 #include <new>
@@ -13,6 +14,7 @@ namespace opennd::kit {
 
 OPENND_KIT_IIDS(IOpenNdAdapterExt, &IID_IOpenNdAdapterExt);
 OPENND_KIT_IIDS(IOpenNdQueuePairExt, &IID_IOpenNdQueuePairExt);
+OPENND_KIT_IIDS(IOpenNdConnectorExt, &IID_IOpenNdConnectorExt);
 
 class AdapterExt final : public Unknown<IOpenNdAdapterExt> {
 public:
@@ -29,29 +31,42 @@ private:
     const ULONG bits_;
 };
 
-// Holds the queue pair `Qp` (which has FastRegister and SendInvalidate with
-// the interface's signatures) for as long as the interface is referenced.
-template <class Qp>
-class QueuePairExt final : public Unknown<IOpenNdQueuePairExt> {
+// Interface I answered by an object of its own that holds `Owner` for as
+// long as it is referenced (a tear-off). T derives from TearOff<I, Owner>.
+template <class I, class Owner>
+class TearOff : public Unknown<I> {
 public:
+    // For the owner's QueryInterface: S_OK with *ppv a new T, or E_OUTOFMEMORY.
+    template <class T>
+    static HRESULT Make(Owner *owner, void **ppv) {
+        auto *t = new (std::nothrow) T(owner);
+        *ppv = static_cast<I *>(t);
+        return t ? S_OK : E_OUTOFMEMORY;
+    }
+
+protected:
+    explicit TearOff(Owner *owner) : owner_(owner) { owner_->AddRef(); }
+    ~TearOff() override { owner_->Release(); }
+    Owner *const owner_;
+};
+
+// Holds the queue pair `Qp` (which has FastRegister and SendInvalidate with
+// the interface's signatures).
+template <class Qp>
+class QueuePairExt final : public TearOff<IOpenNdQueuePairExt, Qp> {
+public:
+    explicit QueuePairExt(Qp *qp) : TearOff<IOpenNdQueuePairExt, Qp>(qp) {}
     static HRESULT Make(Qp *qp, void **ppv) {
-        auto *ext = new (std::nothrow) QueuePairExt(qp);
-        *ppv = static_cast<IOpenNdQueuePairExt *>(ext);
-        return ext ? S_OK : E_OUTOFMEMORY;
+        return TearOff<IOpenNdQueuePairExt, Qp>::template Make<QueuePairExt>(qp, ppv);
     }
     HRESULT STDMETHODCALLTYPE FastRegister(VOID *ctx, IUnknown *mr, IUnknown *mw, const VOID *buffer, SIZE_T size,
                                            UINT64 remote_address, ULONG flags) override {
-        return qp_->FastRegister(ctx, mr, mw, buffer, size, remote_address, flags);
+        return this->owner_->FastRegister(ctx, mr, mw, buffer, size, remote_address, flags);
     }
     HRESULT STDMETHODCALLTYPE SendInvalidate(VOID *ctx, const ND2_SGE sge[], ULONG nsge, ULONG flags,
                                              UINT32 token) override {
-        return qp_->SendInvalidate(ctx, sge, nsge, flags, token);
+        return this->owner_->SendInvalidate(ctx, sge, nsge, flags, token);
     }
-
-private:
-    explicit QueuePairExt(Qp *qp) : qp_(qp) { qp_->AddRef(); }
-    ~QueuePairExt() override { qp_->Release(); }
-    Qp *const qp_;
 };
 
 }  // namespace opennd::kit
