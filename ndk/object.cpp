@@ -45,12 +45,4 @@ NTSTATUS CloseObject(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION done, PV
     return o->adapter()->Close(o, done, context);
 }
 
-NTSTATUS QueryExtension(NDK_OBJECT_HEADER *header, GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *out) {
-    (void)header;
-    (void)id;
-    (void)version;
-    if (out) out->Dispatch = nullptr;
-    return STATUS_NOT_SUPPORTED;
-}
-
 }  // namespace opennd::ndk

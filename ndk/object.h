@@ -117,7 +117,8 @@ Impl *Self(Pub *p) {
 
 // NDK_FN_CLOSE_OBJECT for every object type but the adapter.
 NTSTATUS CloseObject(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION done, PVOID context);
-// NDK_FN_QUERY_EXTENSION_INTERFACE: OpenND defines no extension interfaces.
+// NDK_FN_QUERY_EXTENSION_INTERFACE (extension.cpp): OpenND's one extension,
+// the ND2 object under an NDK object (opennd/ndk_extensions.h).
 NTSTATUS QueryExtension(NDK_OBJECT_HEADER *header, GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *out);
 
 }  // namespace opennd::ndk

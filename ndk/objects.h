@@ -196,6 +196,7 @@ public:
     SharedEndpoint(Adapter *adapter, IND2Connector *holder, const sockaddr_storage &address, ULONG length);
     ~SharedEndpoint() override;
     NDK_SHARED_ENDPOINT *pub() { return &face_.pub; }
+    IND2Connector *nd() const { return holder_; }
     const sockaddr *address() const { return reinterpret_cast<const sockaddr *>(&address_); }
     ULONG address_length() const { return length_; }
 

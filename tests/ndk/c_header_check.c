@@ -1,6 +1,7 @@
 /* <ndkpi.h> compiled as C (C17, -Wall -Wextra -Werror): the header is valid C
  * and C sees the same layouts as C++ (header_test.cpp compares). */
 #include <ndkpi.h>
+#include <opennd/ndk_extensions.h>
 
 #include "c_header_check.h"
 

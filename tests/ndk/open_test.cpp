@@ -102,7 +102,7 @@ TEST_F(NdkAdapterDispatch, QueryAdapterInfo) {
     EXPECT_FALSE(info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);
 }
 
-TEST_F(NdkAdapterDispatch, QueryExtensionIsNotSupported) {
+TEST_F(NdkAdapterDispatch, QueryExtensionOfAnUnknownInterfaceIsNotSupported) {
     GUID id{};
     NDK_EXTENSION_INTERFACE ext{reinterpret_cast<const void *>(1)};
     EXPECT_EQ(adapter_->Dispatch->NdkQueryExtension(&adapter_->Header, &id, NDK_VERSION{1, 0}, &ext),
