@@ -2,8 +2,9 @@
 # Every CMake build type with GCC and with Clang, warnings as errors: the
 # libraries, providers and tools (what a packager builds), each in its own
 # build directory under build-matrix/. CI's scripts/test.sh builds
-# RelWithDebInfo and Debug with GCC and Debug with Clang (the whole tree);
-# this covers the rest, and takes about 4 minutes per combination on 2 cores.
+# RelWithDebInfo with GCC and Debug with Clang (the whole tree), and runs
+# this for GCC Release and MinSizeRel and Clang Release; about 2 minutes
+# per combination on 2 cores.
 #
 # usage: scripts/build-matrix.sh [TYPE ...]   (default: Release RelWithDebInfo Debug MinSizeRel)
 # env:   OPENND_MATRIX_COMPILERS="gcc clang"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every OpenND test: the normal build (GCC), the same suite
 # under ASan+UBSan in a Clang build of every target, the concurrency tests
-# under TSan, the install checks, the Debian packages, a short fuzzing run, the
-# interop run with Linux siw in a VM, and the verbs provider's conformance
-# on rxe and siw in a VM.
+# under TSan, the install checks, the Debian packages, a short fuzzing run,
+# the build types the others do not build, the interop run with Linux siw
+# in a VM, and the verbs provider's conformance on rxe and siw in a VM.
 # Exit 0 only if all pass. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +96,17 @@ if [ $rc != 0 ]; then
   echo "build-fuzz/bin/iwarp_fuzzer <file>"
   exit 1
 fi
+
+# The build types the stages above do not build, as a packager builds
+# them (libraries, providers, tools), warnings as errors: GCC Release and
+# MinSizeRel, whose warnings move with the optimiser (-O3's -Wrestrict in
+# std::string broke a Release build once), and Clang Release, whose
+# warnings are the front end's, the same at every -O, so one NDEBUG cell
+# covers its assert-only code. scripts/build-matrix.sh with no arguments
+# builds every combination.
+step "other build types (GCC Release and MinSizeRel, Clang Release; warnings as errors)"
+OPENND_MATRIX_COMPILERS=gcc bash scripts/build-matrix.sh Release MinSizeRel
+OPENND_MATRIX_COMPILERS=clang bash scripts/build-matrix.sh Release
 
 # Interoperability with Linux soft-iWARP (siw) in a VM (tests/interop,
 # docs/interop.md): needs root, /dev/net/tun and the rdma-vm tool next to the
