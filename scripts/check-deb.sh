@@ -4,9 +4,10 @@
 # packages gets: the tools find the providers through /etc/opennd, a
 # program builds with `pkg-config opennd` and with find_package(OpenND),
 # the manual pages and completions are there, nothing carries a RUNPATH.
-# Then it removes them again (also on failure). Needs root (dpkg -i) and
-# the packages scripts/deps.sh installs with OPENND_DEPS_EXTRA="debhelper
-# lintian man-db". Exit 77: not root. Usage: check-deb.sh [OUT_DIR]
+# Then it removes them again (also on failure), and installs and uses them
+# in a fresh Debian 12 root (scripts/check-deb-root.sh). Needs root (dpkg -i)
+# and the packages scripts/deps.sh installs with OPENND_DEPS_EXTRA="debhelper
+# lintian man-db debootstrap". Exit 77: not root. Usage: check-deb.sh [OUT_DIR]
 # (OUT_DIR: keep the .deb files there).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,4 +85,10 @@ man_finds "" 3 IND2QueuePair IND2QueuePair
 completions_installed /usr/share/bash-completion/completions ndinfo ndinstall ndperf ndrping ndconformance ndksmbd
 echo "-- man pages and completions installed"
 [ -n "${1:-}" ] && mkdir -p "$1" && cp "$work"/*.deb "$1"/
+
+# The same packages in a fresh Debian 12 root, where only what they declare
+# is installed (OPENND_DEB_FRESH_ROOT=0 skips it, e.g. with no mirror).
+if [ "${OPENND_DEB_FRESH_ROOT:-1}" != 0 ]; then
+  bash "$root/scripts/check-deb-root.sh" "$work"
+fi
 echo "-- Debian packages checked: ${packages[*]}"

@@ -40,10 +40,11 @@ step "install and packaging checks"
 bash scripts/check-install.sh build
 
 # The Debian packages (debian/): built, lintian-clean, installed, used and
-# removed. At -O0 here (noopt) to save CI minutes: what is checked is the
-# packaging; the code is the suite's business above and below.
-step "Debian packages (build, lintian, install, use, remove)"
-OPENND_DEPS_EXTRA="debhelper lintian man-db" bash scripts/deps.sh
+# removed, then installed and used in a fresh Debian 12 root (debootstrap).
+# At -O0 here (noopt) to save CI minutes: what is checked is the packaging;
+# the code is the suite's business above and below.
+step "Debian packages (build, lintian, install, use, remove; a fresh Debian 12 root)"
+OPENND_DEPS_EXTRA="debhelper lintian man-db debootstrap" bash scripts/deps.sh
 rc=0
 OPENND_DEB_OPTIONS="noopt noautodbgsym" bash scripts/check-deb.sh || rc=$?
 [ $rc = 77 ] && echo "Debian packages: skipped (needs root)"
