@@ -2,7 +2,8 @@
 # OpenND's Debian packages in a fresh Debian 12 root: debootstrap makes a
 # minimal bookworm (from this machine's apt mirror), apt installs the .deb
 # files there with their declared dependencies and nothing else OpenND's
-# build machine happens to have, and what a user runs is run there:
+# build machine happens to have (the software provider with no rdma-core
+# library, then the verbs provider with them), and what a user runs is run there:
 # ndinfo, ndinstall -l, ndperf --local (two processes over ndsoft), and a
 # program compiled with `pkg-config --cflags --libs opennd`. A Depends: line
 # that misses a library shows up here and nowhere else.
@@ -39,12 +40,21 @@ cp /etc/resolv.conf "$sysroot/etc/resolv.conf"
 mkdir -p "$sysroot/tmp/debs"
 for d in "$debs"/*.deb; do case $d in *-dbgsym_*) ;; *) cp "$d" "$sysroot/tmp/debs/";; esac; done
 
-echo "-- apt-get install the packages (and g++, pkg-config for the program)"
+# First all but the verbs provider: nothing of rdma-core may come with them.
+apt_install() {
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >>"$work/apt.log" 2>&1 ||
+    { tail -n 30 "$work/apt.log"; echo "check-deb-root: $* do not install" >&2; exit 1; }
+}
+echo "-- apt-get install the packages but opennd-provider-verbs (and g++, pkg-config for the program)"
 in_root apt-get update -q >"$work/apt.log" 2>&1
-if ! in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    $(cd "$sysroot" && ls tmp/debs/*.deb | sed 's|^|/|') g++ pkg-config >>"$work/apt.log" 2>&1; then
-  tail -n 30 "$work/apt.log"; echo "check-deb-root: the packages do not install" >&2; exit 1
+apt_install $(cd "$sysroot" && ls tmp/debs/*.deb | grep -v /opennd-provider-verbs_ | sed 's|^|/|') g++ pkg-config
+if in_root dpkg-query -W -f='${db:Status-Status}\n' libibverbs1 librdmacm1 2>/dev/null | grep -q '^installed'; then
+  echo "check-deb-root: rdma-core's libraries came without the verbs provider" >&2; exit 1
 fi
+in_root ndinstall -l | grep -q ndverbs && { echo "check-deb-root: ndverbs is listed without its package" >&2; exit 1; }
+echo "-- apt-get install opennd-provider-verbs"
+apt_install $(cd "$sysroot" && ls tmp/debs/opennd-provider-verbs_*.deb | sed 's|^|/|')
+in_root ndinstall -l | grep -q ndverbs || { echo "check-deb-root: ndinstall -l does not list ndverbs" >&2; exit 1; }
 
 echo "-- ndinfo, ndinstall -l, ndperf --local"
 in_root ndinstall -l | grep -q ndsoft || { echo "check-deb-root: ndinstall -l does not list ndsoft" >&2; exit 1; }

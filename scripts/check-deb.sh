@@ -12,7 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "check-deb: skipped: needs root (dpkg -i)"; exit 77; }
-packages=(libopennd-dev opennd-utils opennd-providers libopennd-ndk0 libopennd0)
+packages=(libopennd-dev opennd-utils opennd-provider-verbs opennd-provider-soft libopennd-ndk0 libopennd0)
 for p in "${packages[@]}" "${packages[@]/%/-dbgsym}"; do
   case $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) in
     ''|not-installed) ;;
@@ -71,6 +71,28 @@ names = {p["name"]: p for p in d["providers"]}
 assert "ndsoft" in names and names["ndsoft"]["usable"], d
 assert "ndverbs" in names, d
 print("-- ndinfo: providers " + ", ".join(sorted(names)))'
+
+# A provider's package brings its provider and takes it away again: removed,
+# its entry (a conffile) stays but its library is gone, and programs skip it
+# without a warning (as libibverbs skips a removed driver); purged, the
+# entry goes too. The other provider keeps working throughout.
+dpkg -r opennd-provider-verbs >/dev/null
+said=$(ndinfo --json 2>&1 >"$work/ndinfo.json") || { echo "check-deb: ndinfo fails once ndverbs is removed" >&2; exit 1; }
+[ -z "$said" ] || { echo "check-deb: ndinfo complains once ndverbs is removed: $said" >&2; exit 1; }
+python3 - "$work/ndinfo.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {p["name"]: p for p in d["providers"]}
+assert names["ndsoft"]["usable"], d
+assert "ndverbs" not in names or not names["ndverbs"]["usable"], d
+PY
+dpkg -P opennd-provider-verbs >/dev/null
+if ndinstall -l | grep -q ndverbs || ! ndinstall -l | grep -q ndsoft; then
+  echo "check-deb: purging opennd-provider-verbs did not take ndverbs alone out of the catalog" >&2; exit 1
+fi
+dpkg -i "$work"/opennd-provider-verbs_*.deb >/dev/null
+ndinstall -l | grep -q ndverbs || { echo "check-deb: opennd-provider-verbs did not add ndverbs" >&2; exit 1; }
+echo "-- a provider's package adds it; removed, it is skipped quietly; purged, its entry goes"
 
 # A program built against the installed headers and library, both ways.
 g++ -std=c++17 -Wall -Wextra -Werror "$root/examples/hello.cpp" $(pkg-config --cflags --libs opennd) -o "$work/hello"

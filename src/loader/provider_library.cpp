@@ -1,6 +1,9 @@
 #include "loader/provider_library.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include "opennd/log.h"
 #include "opennd/catalog.h"
@@ -12,10 +15,13 @@ ProviderLibrary::ProviderLibrary(const GUID &id, std::string name, std::string p
 
 ProviderLibrary::~ProviderLibrary() { TryUnload(); }
 
-HRESULT ProviderLibrary::Fail(std::string why) {
+HRESULT ProviderLibrary::Fail(std::string why, bool quiet) {
     failure_ = std::move(why);
     if (failure_ != logged_) {
-        OPENND_LOG(Warn, "provider %s (%s) skipped: %s", name_.c_str(), path_.c_str(), failure_.c_str());
+        if (quiet)
+            OPENND_LOG(Info, "provider %s (%s) skipped: %s", name_.c_str(), path_.c_str(), failure_.c_str());
+        else
+            OPENND_LOG(Warn, "provider %s (%s) skipped: %s", name_.c_str(), path_.c_str(), failure_.c_str());
         logged_ = failure_;
     }
     return ND_DEVICE_NOT_READY;
@@ -24,6 +30,14 @@ HRESULT ProviderLibrary::Fail(std::string why) {
 HRESULT ProviderLibrary::Load() {
     if (dl_) return ND_SUCCESS;
     if (version_ == ND_VERSION_1) return Fail("ND v1 providers are not supported by OpenND");
+    // An entry whose library is not there at all is what removing (not
+    // purging) a provider's package leaves: its catalog file is a conffile.
+    // Skipped without a warning on every program's start, as libibverbs
+    // skips a driver file whose library is gone; ndinstall -l and ndinfo
+    // still show it. Anything else wrong with a library is warned about.
+    struct stat st;
+    if (!path_.empty() && path_[0] == '/' && lstat(path_.c_str(), &st) != 0 && errno == ENOENT)
+        return Fail("library " + path_ + " is not installed", true);
     std::string refused;
     void *dl = LoadProviderLibrary(path_, RTLD_NOW | RTLD_LOCAL, &refused);
     if (!dl) return Fail("library refused: " + refused);

@@ -35,7 +35,9 @@ public:
 
 private:
     HRESULT Load();
-    HRESULT Fail(std::string why);
+    // Records why the provider is skipped and says so once (a warning, or
+    // only at Info level when `quiet`); ND_DEVICE_NOT_READY.
+    HRESULT Fail(std::string why, bool quiet = false);
 
     GUID id_;
     std::string name_;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "ndsupport.h"
+#include "opennd/log.h"
 #include "support/test_catalog.h"
 
 using namespace testing_support;
@@ -49,11 +50,30 @@ protected:
     TempCatalog catalog;
 };
 
-TEST_F(ProviderLoading, MissingLibraryIsSkipped) {
+// What a removed (not purged) provider package leaves: its entry, no
+// library. Skipped without a warning (only at OPENND_LOG=3 and up).
+TEST_F(ProviderLoading, MissingLibraryIsSkippedQuietly) {
     catalog.Add(10, "missing", loopback::ProviderGuid(5), "/nonexistent/libnd.so");
     catalog.AddLoopback(20, 1);
+    ::testing::internal::CaptureStderr();
     EXPECT_EQ(AddressCount(), 3u);
     EXPECT_EQ(OpenedBy("127.0.0.1"), 1);
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    if (!opennd::LogEnabled(opennd::LogLevel::Info)) {
+        EXPECT_EQ(said.find("missing"), std::string::npos) << said;
+    }
+}
+
+// A library that is there but refused is still warned about.
+TEST_F(ProviderLoading, RefusedLibraryIsWarnedAbout) {
+    catalog.Add(10, "notnd", loopback::ProviderGuid(5), "/etc/hostname");
+    catalog.AddLoopback(20, 1);
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(OpenedBy("127.0.0.1"), 1);
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    if (opennd::LogEnabled(opennd::LogLevel::Warn)) {
+        EXPECT_NE(said.find("notnd"), std::string::npos) << said;
+    }
 }
 
 TEST_F(ProviderLoading, LibraryWithoutDllCanUnloadNowIsSkipped) {
