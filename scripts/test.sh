@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 start=$SECONDS
 jobs=$(nproc)
-bash scripts/deps.sh
+OPENND_DEPS_EXTRA="python3-matplotlib" bash scripts/deps.sh  # the chart test (tests/bench) draws
 
 step() { printf '\n== %s (%ds so far) ==\n' "$*" $((SECONDS - start)); }
 # vm_stage TITLE NAME SCRIPT ARGS...: a stage in the rdma-vm VM; 77 from the

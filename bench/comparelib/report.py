@@ -1,6 +1,6 @@
 """What bench/compare leaves behind besides the tables (tables.py):
-results.json and chart.png (latency and bandwidth against message size, one
-line per row)."""
+results.json and the charts (chart-*.png: one per question, a few lines
+each)."""
 
 import importlib.util
 import json
@@ -18,29 +18,85 @@ def write_json(path, doc):
     os.replace(path + ".tmp", path)
 
 
-def draw_chart(results_path, png_path):
-    """Draws in this interpreter if it has matplotlib, else with the system
-    python3 (Debian's python3-matplotlib lives there). Returns None or why not."""
+def draw_charts(results_path, out_dir):
+    """Draws the charts (CHARTS, BARS) into out_dir as chart-NAME.png, in
+    this interpreter if it has matplotlib, else with the system python3
+    (Debian's python3-matplotlib lives there). Returns (paths written, None)
+    or ([], why not)."""
     if importlib.util.find_spec("matplotlib"):
-        _draw(results_path, png_path)
-        return None
+        return _draw(results_path, out_dir), None
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare")
     for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
         if os.path.realpath(python) == os.path.realpath(sys.executable) or not os.access(python, os.X_OK):
             continue
-        p = subprocess.run([python, script, "--chart-only", results_path, png_path],
+        p = subprocess.run([python, script, "--chart-only", results_path, out_dir],
                            capture_output=True, text=True, timeout=120)
         if p.returncode == 0:
-            return None
+            return [line for line in p.stdout.splitlines() if line.endswith(".png")], None
         last = (p.stderr or p.stdout).strip().splitlines()
-        return f"{python}: {last[-1] if last else 'failed'}"
-    return "matplotlib is not installed (apt-get install python3-matplotlib)"
+        return [], f"{python}: {last[-1] if last else 'failed'}"
+    return [], "matplotlib is not installed (apt-get install python3-matplotlib)"
 
 
-SOURCE_STYLE = {"ndbaseline": "-", "ndperf": "-", "libfabric": "--", "ucx": "-."}
+# One chart per question, each with a few lines: OpenND's own (bold), the
+# libraries people would use instead, and ndbaseline's raw loop of the same
+# machine (grey, dotted). A series a run did not measure is left out.
+CHARTS = [
+    ("shm-latency", "latency", "One host, shared memory: latency by size (lower is better)",
+     "half round trip (us)",
+     ["OpenND send (shm)", "UCX posix tag", "Open MPI sm (vader)", "libfabric shm (rdm)"], "raw shm memcpy"),
+    ("shm-bandwidth", "bandwidth", "One host, shared memory: bandwidth by size (higher is better)",
+     "GB/s, one connection",
+     ["OpenND send (shm)", "OpenND write (shm)", "UCX cma+posix tag", "Open MPI sm (vader)"], "raw CMA write"),
+    ("tcp-latency", "latency", "TCP on loopback: latency by size (lower is better)", "half round trip (us)",
+     ["OpenND send (tcp)", "UCX tcp tag", "libfabric tcp (msg)"], "raw TCP busy-poll"),
+    ("tcp-bandwidth", "bandwidth", "TCP on loopback: bandwidth by size (higher is better)", "GB/s, one connection",
+     ["OpenND send (tcp)", "OpenND write (tcp)", "UCX tcp tag"], "raw TCP blocking"),
+]
+# Paired rounds (every contender measured in each round, alternating): the
+# median as a bar, the range of the rounds as its whisker.
+BARS = [
+    ("paired-latency", "paired_latency", "8 B ping-pong, paired rounds (lower is better)",
+     "half round trip (us): median, whisker = range", None, False),
+    ("paired-rate", "paired_rate", "8 B messages, 32 in flight, paired rounds (higher is better)",
+     "million messages/s: median, whisker = range", None, True),
+    ("paired-cma", "ratio", "1 MiB, paired rounds: x one raw process_vm_writev/readv (higher is better)",
+     "x raw CMA (dotted: the kernel copy alone): median, whisker = range", 1.0, True),
+]
+PRODUCT_COLOR = {"OpenND": "tab:blue", "UCX": "tab:orange", "Open MPI": "tab:green", "libfabric": "tab:red"}
 
 
-def _draw(results_path, png_path):
+def _color(label):
+    return next((c for p, c in PRODUCT_COLOR.items() if label.startswith(p)), "tab:gray")
+
+
+def chart_plan(doc):
+    """What each chart shows, from a results document (no drawing): a list
+    of dicts with name, title, ylabel and either `lines` [(label, [(size,
+    value)], raw)] or `bars` [(label, median, low, high)] (best on top) with
+    `reference` and `rounds`. A chart with nothing of OpenND's or the
+    libraries' to show is left out."""
+    ok = [r for r in doc["records"] if r["status"] == "ok"]
+    plan = []
+    for name, kind, title, ylabel, series, floor in CHARTS:
+        lines = []
+        for label in series + [floor]:
+            pts = sorted((r["size"], r["value"]) for r in ok if r["kind"] == kind and r["label"] == label)
+            if pts:
+                lines.append((label, pts, label == floor))
+        if any(not raw for _, _, raw in lines):
+            plan.append({"name": name, "title": title, "ylabel": ylabel, "lines": lines})
+    for name, kind, title, ylabel, reference, higher_better in BARS:
+        rows = sorted((r for r in ok if r["kind"] == kind), key=lambda r: r["value"], reverse=higher_better)
+        if rows:
+            plan.append({"name": name, "title": title, "ylabel": ylabel, "reference": reference,
+                         "rounds": max(r.get("rounds", 0) for r in rows),
+                         "bars": [(r["label"].replace(" ×CMA, paired", ""), r["value"], r.get("low", r["value"]),
+                                   r.get("high", r["value"])) for r in rows]})
+    return plan
+
+
+def _draw(results_path, out_dir):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -48,41 +104,52 @@ def _draw(results_path, png_path):
 
     with open(results_path) as f:
         doc = json.load(f)
-    ok = [r for r in doc["records"] if r["status"] == "ok"]
-    labels = list(dict.fromkeys(r["label"] for r in ok))
-    cmap = plt.get_cmap("tab20")
-    color = {label: cmap(i % 20) for i, label in enumerate(labels)}  # a row keeps its colour in both plots
-    fig, axes = plt.subplots(1, 2, figsize=(15, 8.5))
-    for ax, kind, ylabel in ((axes[0], "latency", "latency, half round trip (us)"),
-                             (axes[1], "bandwidth", "bandwidth (GB/s)")):
-        lines = {}
-        for r in ok:
-            if r["kind"] == kind:
-                lines.setdefault((r["label"], r["source"]), []).append((r["size"], r["value"]))
-        for (label, source), pts in lines.items():
-            pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, color=color[label],
-                    linestyle=SOURCE_STYLE.get(source, ":"), linewidth=2.5 if source == "ndperf" else 1.5,
-                    label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt_size(int(x)) if x >= 1 else ""))
-        ax.set_xlabel("message size")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{kind} vs message size ({'lower' if kind == 'latency' else 'higher'} is better)")
-        ax.grid(True, which="both", alpha=0.3)
-        if lines:
-            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     machine = doc.get("machine", {})
-    fig.suptitle(f"bench/compare on {machine.get('hostname', '?')}: {machine.get('cpu_model') or '?'}, "
-                 f"{machine.get('cpus', '?')} CPUs, Linux {machine.get('kernel', '?')}; "
-                 f"{'quick' if doc.get('quick') else 'full'} run {doc.get('generated', '')}; "
-                 "solid: raw/OpenND, dashed: libfabric, dash-dot: UCX", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
+    where = (f"bench/compare{' --quick' if doc.get('quick') else ''}, {doc.get('generated', '')[:10]}: "
+             f"{machine.get('cpu_model') or '?'}, {machine.get('cpus', '?')} CPUs, Linux {machine.get('kernel', '?')}")
+    written = []
+    for chart in chart_plan(doc):
+        if "lines" in chart:
+            fig, ax = plt.subplots(figsize=(8, 5))
+            for label, pts, raw in chart["lines"]:
+                style = dict(color="gray", linestyle=":", linewidth=1.5) if raw else dict(
+                    color=_color(label), linewidth=2.5 if label.startswith("OpenND") else 1.8,
+                    linestyle="--" if label.startswith("OpenND") and "write" in label else "-")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
+                        label=label + (" (ndbaseline)" if raw else ""), **style)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt_size(int(x)) if x >= 1 else ""))
+            ax.set_xlabel("message size")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=9)
+            ax.set_ylabel(chart["ylabel"])
+        else:
+            bars = chart["bars"]
+            labels = [b[0] for b in bars]
+            values = [b[1] for b in bars]
+            fig, ax = plt.subplots(figsize=(8, 0.6 * len(bars) + 1.6))
+            ax.barh(labels, values, xerr=[[max(0.0, v - lo) for _, v, lo, _ in bars],
+                                          [max(0.0, hi - v) for _, v, _, hi in bars]],
+                    capsize=4, color=[_color(lb) for lb in labels], alpha=0.85)
+            ax.invert_yaxis()  # the first (best) bar on top
+            for y, v in enumerate(values):
+                ax.annotate(f"{v:.3g}", (v, y), xytext=(4, 6), textcoords="offset points", fontsize=8)
+            if chart["reference"] is not None:
+                ax.axvline(chart["reference"], color="gray", linestyle=":", linewidth=1.5)
+            ax.set_xlabel(f"{chart['ylabel']} ({chart['rounds']} rounds)" if chart["rounds"] else chart["ylabel"])
+            ax.grid(True, axis="x", alpha=0.3)
+        ax.set_title(chart["title"], fontsize=10)
+        fig.text(0.01, 0.01, where, fontsize=7, color="dimgray")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+        path = os.path.join(out_dir, f"chart-{chart['name']}.png")
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written
 
 
 def chart_only_main(argv):
-    _draw(argv[0], argv[1])
+    for path in _draw(argv[0], argv[1]):
+        print(path)
     return 0

@@ -253,6 +253,10 @@ def markdown(doc):
              f"(load average at the start {m.get('loadavg_start', 0):.2f}; TCP congestion control "
              f"{m.get('tcp_congestion_control', '?')}; libfabric {_version(tools.get('libfabric'))}, "
              f"UCX {_version(tools.get('ucx'))}); one run, so compare rows of the same run."]
+    # The charts of the run, where bench/update-readme puts them (docs/bench/).
+    charts = doc.get("charts") or []
+    if charts:
+        lines += [""] + [f"![{c[len('chart-'):-len('.png')]}](docs/bench/{c})" for c in charts]
     for title, header, rows, note in sections(doc["records"], doc["lat_sizes"], doc["bw_sizes"]):
         lines += ["", f"**{title}** ({note})", "", "| " + " | ".join(header) + " |",
                   "|" + "---|" * len(header)]

@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bench"))
 sys.dont_write_bytecode = True
 
-from comparelib import fabric_rma, latency_pairs, mpi, pairs, tables, verbs_vm  # noqa: E402
+from comparelib import fabric_rma, latency_pairs, mpi, pairs, report, tables, verbs_vm  # noqa: E402
 from comparelib.common import record  # noqa: E402
 
 BUILD = os.environ.get("OPENND_TEST_BUILD_DIR") or os.path.join(REPO, "build")
@@ -65,6 +65,58 @@ class Tables(unittest.TestCase):
         for line in md.splitlines():
             if line.startswith("|"):
                 self.assertTrue(line.endswith("|"), line)
+
+
+def chart_doc():
+    r = [record("ndperf", "OpenND send (shm)", "shm", "send_lat", "latency", s, v) for s, v in ((8, 0.2), (4096, 0.9))]
+    r += [record("ucx", "UCX posix tag", "posix", "tag_lat", "latency", s, v) for s, v in ((8, 0.3), (4096, 1.1))]
+    r += [record("ndbaseline", "raw shm memcpy", "shm", "pp", "latency", 8, 0.06),
+          record("ndbaseline", "raw TCP busy-poll", "tcp4-busypoll", "pp", "latency", 8, 5.0),  # a raw line alone
+          record("ucx", "UCX tcp tag", "tcp", "tag_lat", "latency", 8, error="it broke"),
+          record("paired", "OpenND send (shm)", "shm", "half round trip", "paired_latency", 8, 0.12, low=0.11,
+                 high=0.3, rounds=5),
+          record("paired", "UCX posix tag", "shm", "half round trip", "paired_latency", 8, 0.15, low=0.14,
+                 high=0.2, rounds=5),
+          record("paired", "OpenND send (shm)", "shm", "messages", "paired_rate", 8, 10.0, low=9, high=11, rounds=5),
+          record("paired", "UCX posix tag", "shm", "messages", "paired_rate", 8, 14.0, low=12, high=15, rounds=5)]
+    return {"quick": True, "generated": "2026-12-04T10:00:00", "machine": {"cpu_model": "cpu", "cpus": 2},
+            "tools": {}, "lat_sizes": [8, 4096], "bw_sizes": [1 << 20], "notes": [], "records": r}
+
+
+class Charts(unittest.TestCase):
+    def test_one_chart_per_question_with_its_own_lines(self):
+        plan = {c["name"]: c for c in report.chart_plan(chart_doc())}
+        # TCP latency has only the raw line (UCX's failed): no chart.
+        self.assertEqual(sorted(plan), ["paired-latency", "paired-rate", "shm-latency"])
+        self.assertEqual([(label, raw) for label, _, raw in plan["shm-latency"]["lines"]],
+                         [("OpenND send (shm)", False), ("UCX posix tag", False), ("raw shm memcpy", True)])
+        self.assertEqual(plan["shm-latency"]["lines"][0][1], [(8, 0.2), (4096, 0.9)])
+        self.assertIn("lower is better", plan["shm-latency"]["title"])
+        # Bars: the best first, the range kept.
+        self.assertEqual([b[0] for b in plan["paired-latency"]["bars"]], ["OpenND send (shm)", "UCX posix tag"])
+        self.assertEqual([b[0] for b in plan["paired-rate"]["bars"]], ["UCX posix tag", "OpenND send (shm)"])
+        self.assertEqual(plan["paired-rate"]["bars"][0][1:], (14.0, 12, 15))
+        self.assertEqual(plan["paired-rate"]["rounds"], 5)
+
+    def test_each_chart_is_drawn(self):
+        with tempfile.TemporaryDirectory() as d:
+            results = os.path.join(d, "results.json")
+            with open(results, "w") as f:
+                json.dump(chart_doc(), f)
+            written, why = report.draw_charts(results, d)
+            self.assertIsNone(why, "the charts need python3-matplotlib (scripts/test.sh installs it)")
+            self.assertEqual(sorted(os.path.basename(p) for p in written),
+                             ["chart-paired-latency.png", "chart-paired-rate.png", "chart-shm-latency.png"])
+            for p in written:
+                with open(p, "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", p)
+
+    def test_the_markdown_shows_the_charts(self):
+        doc = chart_doc()
+        doc["charts"] = ["chart-shm-latency.png", "chart-paired-rate.png"]
+        md = tables.markdown(doc)
+        self.assertIn("![shm-latency](docs/bench/chart-shm-latency.png)", md)
+        self.assertIn("![paired-rate](docs/bench/chart-paired-rate.png)", md)
 
 
 class PairedLatency(unittest.TestCase):
@@ -261,6 +313,14 @@ class UpdateReadme(unittest.TestCase):
             with open(readme) as f:
                 self.assertEqual(f.read(), "top\n<!-- bench/compare:begin -->\n| a |\n|---|\n| 1 |\n"
                                            "<!-- bench/compare:end -->\nbottom\n")
+            # The run's charts go to docs/bench/ next to the README; an older run's go.
+            os.makedirs(os.path.join(d, "docs", "bench"))
+            with open(os.path.join(d, "docs", "bench", "chart-old.png"), "wb") as f:
+                f.write(b"old")
+            with open(os.path.join(d, "chart-shm-latency.png"), "wb") as f:
+                f.write(b"new")
+            self.assertEqual(self.run_tool(table, readme).returncode, 0)
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "docs", "bench"))), ["chart-shm-latency.png"])
             with open(readme, "w") as f:
                 f.write("no markers\n")
             self.assertEqual(self.run_tool(table, readme).returncode, 1)
