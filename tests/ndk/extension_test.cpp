@@ -183,3 +183,22 @@ TEST_F(NdkExtension, TheReferenceOutlivesTheNdkObject) {
     EXPECT_EQ(region->GetRemoteToken(), token);
     EXPECT_EQ(region->Release(), 0u);
 }
+
+// A shared endpoint stands over the ND2 connector that holds its address.
+TEST_F(NdkExtension, ASharedEndpointReachesItsConnector) {
+    sockaddr_in any = Loopback(0);
+    NDK_SHARED_ENDPOINT *endpoint = nullptr;
+    ASSERT_EQ(pair_.adapter->Dispatch->NdkCreateSharedEndpoint(pair_.adapter, Sa(&any), sizeof any, nullptr, nullptr,
+                                                               &endpoint),
+              STATUS_SUCCESS);
+    auto *holder = Nd2<IND2Connector>(&endpoint->Header, endpoint->Dispatch->NdkQueryExtension, IID_IND2Connector);
+    ASSERT_NE(holder, nullptr);
+    sockaddr_in nd_address{}, address{};
+    ULONG nd_len = sizeof nd_address, len = sizeof address;
+    ASSERT_EQ(holder->GetLocalAddress(reinterpret_cast<sockaddr *>(&nd_address), &nd_len), S_OK);
+    ASSERT_EQ(endpoint->Dispatch->NdkGetLocalAddress(endpoint, Sa(&address), &len), STATUS_SUCCESS);
+    EXPECT_NE(address.sin_port, 0);
+    EXPECT_EQ(nd_address.sin_port, address.sin_port);
+    holder->Release();
+    EXPECT_TRUE(Closes(Close(endpoint)));
+}
