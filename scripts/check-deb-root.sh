@@ -34,8 +34,16 @@ echo "-- debootstrap --variant=minbase bookworm ($mirror)"
 debootstrap --variant=minbase bookworm "$sysroot" "$mirror" >"$work/debootstrap.log" 2>&1 ||
   { tail -n 20 "$work/debootstrap.log"; echo "check-deb-root: debootstrap failed" >&2; exit 1; }
 for m in proc dev/shm; do mkdir -p "$sysroot/$m"; done
-mount -t proc proc "$sysroot/proc" && mounted+=("$sysroot/proc")
-mount -t tmpfs -o mode=1777 shm "$sysroot/dev/shm" && mounted+=("$sysroot/dev/shm")
+mount -t proc proc "$sysroot/proc"
+mounted+=("$sysroot/proc")
+mount -t tmpfs -o mode=1777 shm "$sysroot/dev/shm"
+mounted+=("$sysroot/dev/shm")
+# The device nodes apt and the programs need: made here, never bind-mounted
+# from the host (the cleanup's rm stays on the root's own file system).
+for d in "null 1 3" "zero 1 5" "random 1 8" "urandom 1 9"; do
+  set -- $d
+  [ -c "$sysroot/dev/$1" ] || { rm -f "$sysroot/dev/$1"; mknod -m 666 "$sysroot/dev/$1" c "$2" "$3"; }
+done
 cp /etc/resolv.conf "$sysroot/etc/resolv.conf"
 mkdir -p "$sysroot/tmp/debs"
 for d in "$debs"/*.deb; do case $d in *-dbgsym_*) ;; *) cp "$d" "$sysroot/tmp/debs/";; esac; done
@@ -46,19 +54,25 @@ apt_install() {
     { tail -n 30 "$work/apt.log"; echo "check-deb-root: $* do not install" >&2; exit 1; }
 }
 echo "-- apt-get install the packages but opennd-provider-verbs (and g++, pkg-config for the program)"
-in_root apt-get update -q >"$work/apt.log" 2>&1
+in_root apt-get update -q >"$work/apt.log" 2>&1 ||
+  { tail -n 30 "$work/apt.log"; echo "check-deb-root: apt-get update failed" >&2; exit 1; }
 apt_install $(cd "$sysroot" && ls tmp/debs/*.deb | grep -v /opennd-provider-verbs_ | sed 's|^|/|') g++ pkg-config
-if in_root dpkg-query -W -f='${db:Status-Status}\n' libibverbs1 librdmacm1 2>/dev/null | grep -q '^installed'; then
-  echo "check-deb-root: rdma-core's libraries came without the verbs provider" >&2; exit 1
-fi
-in_root ndinstall -l | grep -q ndverbs && { echo "check-deb-root: ndverbs is listed without its package" >&2; exit 1; }
+for p in libibverbs1 librdmacm1; do
+  st=$(in_root dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$st" != installed ] || { echo "check-deb-root: $p came without the verbs provider" >&2; exit 1; }
+done
+# Outputs are taken whole, then searched: a failing tool fails the check.
+list=$(in_root ndinstall -l) || { echo "check-deb-root: ndinstall -l failed" >&2; exit 1; }
+if grep -q ndverbs <<<"$list"; then echo "check-deb-root: ndverbs is listed without its package" >&2; exit 1; fi
 echo "-- apt-get install opennd-provider-verbs"
 apt_install $(cd "$sysroot" && ls tmp/debs/opennd-provider-verbs_*.deb | sed 's|^|/|')
-in_root ndinstall -l | grep -q ndverbs || { echo "check-deb-root: ndinstall -l does not list ndverbs" >&2; exit 1; }
 
 echo "-- ndinfo, ndinstall -l, ndperf --local"
-in_root ndinstall -l | grep -q ndsoft || { echo "check-deb-root: ndinstall -l does not list ndsoft" >&2; exit 1; }
-in_root ndinfo | grep -q ndsoft || { echo "check-deb-root: ndinfo does not show ndsoft" >&2; exit 1; }
+list=$(in_root ndinstall -l) || { echo "check-deb-root: ndinstall -l failed" >&2; exit 1; }
+grep -q ndverbs <<<"$list" || { echo "check-deb-root: ndinstall -l does not list ndverbs" >&2; exit 1; }
+grep -q ndsoft <<<"$list" || { echo "check-deb-root: ndinstall -l does not list ndsoft" >&2; exit 1; }
+info=$(in_root ndinfo) || { echo "check-deb-root: ndinfo failed" >&2; exit 1; }
+grep -q ndsoft <<<"$info" || { echo "check-deb-root: ndinfo does not show ndsoft" >&2; exit 1; }
 out=$(in_root timeout 120 ndperf --local -t send_lat -S 8 -n 2000 2>&1) ||
   { echo "$out"; echo "check-deb-root: ndperf --local failed" >&2; exit 1; }
 echo "$out" | grep -q send_lat || { echo "$out"; echo "check-deb-root: ndperf printed no send_lat" >&2; exit 1; }
@@ -67,5 +81,6 @@ echo "-- a program built with pkg-config opennd"
 cp "$root/examples/hello.cpp" "$sysroot/tmp/hello.cpp"
 in_root sh -c 'g++ -std=c++17 -Wall -Wextra -Werror /tmp/hello.cpp $(pkg-config --cflags --libs opennd) -o /tmp/hello' ||
   { echo "check-deb-root: hello.cpp does not build with pkg-config opennd" >&2; exit 1; }
-in_root /tmp/hello | grep -q "127.0.0.1" || { echo "check-deb-root: hello does not see ndsoft's 127.0.0.1" >&2; exit 1; }
+said=$(in_root /tmp/hello) || { echo "check-deb-root: hello failed" >&2; exit 1; }
+grep -q "127.0.0.1" <<<"$said" || { echo "check-deb-root: hello does not see ndsoft's 127.0.0.1" >&2; exit 1; }
 echo "-- the packages install and work in a fresh Debian 12 root"

@@ -87,11 +87,13 @@ assert names["ndsoft"]["usable"], d
 assert "ndverbs" not in names or not names["ndverbs"]["usable"], d
 PY
 dpkg -P opennd-provider-verbs >/dev/null
-if ndinstall -l | grep -q ndverbs || ! ndinstall -l | grep -q ndsoft; then
+list=$(ndinstall -l)
+if grep -q ndverbs <<<"$list" || ! grep -q ndsoft <<<"$list"; then
   echo "check-deb: purging opennd-provider-verbs did not take ndverbs alone out of the catalog" >&2; exit 1
 fi
 dpkg -i "$work"/opennd-provider-verbs_*.deb >/dev/null
-ndinstall -l | grep -q ndverbs || { echo "check-deb: opennd-provider-verbs did not add ndverbs" >&2; exit 1; }
+list=$(ndinstall -l)
+grep -q ndverbs <<<"$list" || { echo "check-deb: opennd-provider-verbs did not add ndverbs" >&2; exit 1; }
 echo "-- a provider's package adds it; removed, it is skipped quietly; purged, its entry goes"
 
 # A program built against the installed headers and library, both ways.

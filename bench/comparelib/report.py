@@ -2,6 +2,7 @@
 results.json and the charts (chart-*.png: one per question, a few lines
 each)."""
 
+import glob
 import importlib.util
 import json
 import os
@@ -104,6 +105,8 @@ def _draw(results_path, out_dir):
 
     with open(results_path) as f:
         doc = json.load(f)
+    for old in glob.glob(os.path.join(out_dir, "chart-*.png")):  # an earlier run's, in a reused --out
+        os.remove(old)
     machine = doc.get("machine", {})
     where = (f"bench/compare{' --quick' if doc.get('quick') else ''}, {doc.get('generated', '')[:10]}: "
              f"{machine.get('cpu_model') or '?'}, {machine.get('cpus', '?')} CPUs, Linux {machine.get('kernel', '?')}")

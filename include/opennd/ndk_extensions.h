@@ -19,8 +19,10 @@
  *   }
  *
  * The object stays the NDK layer's: the reference GetNd2Interface returns is
- * the caller's to Release, and the NDK object may be closed while it is
- * held (the ND2 object lives on until the last Release). Calls that change
+ * the caller's to Release. Release it before closing the NDK object: the
+ * close gives up only the layer's own reference, so what the ND2 object's
+ * last Release does (a region deregistered, a connection ended, a listener
+ * stopped) waits for the caller's. Calls that change
  * the object's state behind the NDK layer (Disconnect, Deregister, Close,
  * requests whose completions the NDK layer would then receive) are the
  * caller's to answer for; queries and a provider's extensions are safe. */

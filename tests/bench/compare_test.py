@@ -317,10 +317,15 @@ class UpdateReadme(unittest.TestCase):
             os.makedirs(os.path.join(d, "docs", "bench"))
             with open(os.path.join(d, "docs", "bench", "chart-old.png"), "wb") as f:
                 f.write(b"old")
-            with open(os.path.join(d, "chart-shm-latency.png"), "wb") as f:
-                f.write(b"new")
+            for name in ("chart-shm-latency.png", "chart-stale.png"):  # only the linked one is this run's
+                with open(os.path.join(d, name), "wb") as f:
+                    f.write(b"new")
+            with open(table, "a") as f:
+                f.write("\n![shm-latency](docs/bench/chart-shm-latency.png)\n")
             self.assertEqual(self.run_tool(table, readme).returncode, 0)
             self.assertEqual(sorted(os.listdir(os.path.join(d, "docs", "bench"))), ["chart-shm-latency.png"])
+            os.remove(os.path.join(d, "chart-shm-latency.png"))  # a linked chart missing: nothing changes
+            self.assertEqual(self.run_tool(table, readme).returncode, 1)
             with open(readme, "w") as f:
                 f.write("no markers\n")
             self.assertEqual(self.run_tool(table, readme).returncode, 1)

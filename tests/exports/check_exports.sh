@@ -19,7 +19,11 @@ if [ -n "$missing" ]; then
   echo "listed in $symbols but not exported by $(basename "$lib"):"; echo "$missing" | sed 's/^/  /'; status=1
 fi
 extra=$(comm -23 <(echo "$exported") <(echo "$listed"))
-for v in $covered; do extra=$(echo "$extra" | grep -v "@$v\$" || true); done
+for v in $covered; do  # fixed strings: a version's dots are not patterns
+  extra=$(echo "$extra" | awk -v v="@$v" 'substr($0, length($0) - length(v) + 1) != v')
+  echo "$exported" | awk -v v="@$v" 'substr($0, length($0) - length(v) + 1) == v {f = 1} END {exit !f}' ||
+    { echo "$symbols covers version $v, which $(basename "$lib") no longer has"; status=1; }
+done
 if [ -n "$extra" ]; then
   echo "exported by $(basename "$lib") but not in $symbols (add it to a new version node and the file, or hide it):"
   echo "$extra" | sed 's/^/  /'; status=1

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "ndsupport.h"
 #include "opennd/log.h"
@@ -66,7 +67,11 @@ TEST_F(ProviderLoading, MissingLibraryIsSkippedQuietly) {
 
 // A library that is there but refused is still warned about.
 TEST_F(ProviderLoading, RefusedLibraryIsWarnedAbout) {
-    catalog.Add(10, "notnd", loopback::ProviderGuid(5), "/etc/hostname");
+    const std::string not_elf = catalog.dir() + "/notnd.so";
+    {
+        std::ofstream(not_elf) << "not a library\n";
+    }
+    catalog.Add(10, "notnd", loopback::ProviderGuid(5), not_elf);
     catalog.AddLoopback(20, 1);
     ::testing::internal::CaptureStderr();
     EXPECT_EQ(OpenedBy("127.0.0.1"), 1);
