@@ -14,8 +14,7 @@ namespace {
 constexpr GUID kNd2 = OPENND_NDK_ND2_INTERFACE_ID;
 constexpr NDK_VERSION kV10{1, 0};
 
-// The extension's table for `header` (asserting that every object answers
-// with the same one), or nullptr.
+// The extension's table for `header`, or nullptr.
 const OPENND_NDK_ND2_DISPATCH *Nd2Table(NDK_OBJECT_HEADER *header, NDK_FN_QUERY_EXTENSION_INTERFACE query) {
     GUID id = kNd2;
     NDK_EXTENSION_INTERFACE ext{};
@@ -127,6 +126,12 @@ TEST_F(NdkExtension, EveryObjectButAPdReachesItsNd2Object) {
     ASSERT_EQ(listener->GetLocalAddress(reinterpret_cast<sockaddr *>(&bound), &bound_len), S_OK);
     EXPECT_EQ(ntohs(bound.sin_port), pair_.port);
     listener->Release();
+
+    // One table for every object type.
+    EXPECT_EQ(Nd2Table(&c.qp->Header, c.qp->Dispatch->NdkQueryExtension),
+              Nd2Table(&adapter->Header, adapter->Dispatch->NdkQueryExtension));
+    EXPECT_EQ(Nd2Table(&l->Header, l->Dispatch->NdkQueryExtension),
+              Nd2Table(&c.cq->Header, c.cq->Dispatch->NdkQueryExtension));
 
     // The PD has no ND2 object: no extension.
     GUID id = kNd2;
