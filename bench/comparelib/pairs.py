@@ -1,9 +1,11 @@
-"""Paired rounds at 1 MiB: OpenND's shared-memory RDMA Write, Read and Send
-set against the raw cross-memory-attach copy they are made of, and the
-libraries that move large messages the same way (UCX cma+posix tag_bw,
-Open MPI vader), each round measuring all of them back to back (ndbaseline
-cma-write-bw cma-read-bw, ndperf write_bw,read_bw,send_bw, ucx_perftest,
-mpi_bench bw). A Send is set against raw CMA read: its receiver pulls the
+"""Paired rounds: OpenND's shared-memory RDMA Write and Read at 4 KiB,
+64 KiB and 1 MiB, and its Send at 1 MiB, set against the raw
+cross-memory-attach copy they are made of, and the libraries that move
+large messages the same way (UCX cma+posix tag_bw, Open MPI vader) at
+1 MiB, each round measuring all of them back to back (ndbaseline
+cma-write-bw cma-read-bw, ndperf write_bw,read_bw(,send_bw), ucx_perftest,
+mpi_bench bw). ndperf cycles through as much buffer as the raw copy reuses
+(one message), so both copy between the same caches. A Send is set against raw CMA read: its receiver pulls the
 data. Every figure is a throughput, bytes over the time they took: raw
 CMA's from its samples (one call each), the others' overall rates. (A
 median of 90 us raw samples leaves out the VM's stalls that every 3 ms
@@ -17,16 +19,23 @@ import statistics
 import tempfile
 
 from . import mpi
-from .common import error_summary, record, run
+from .common import error_summary, fmt_size, record, run
 from .ucx import UCX_MB, ucx_pair
 
 SIZE = 1024 * 1024
-# key: (label, raw CMA it is set against)
-ROWS = {"write": ("OpenND write (shm) ×CMA, paired", "cma-write-bw"),
-        "read": ("OpenND read (shm) ×CMA, paired", "cma-read-bw"),
-        "send": ("OpenND send (shm) ×CMA, paired", "cma-read-bw"),
-        "ucx": ("UCX cma+posix tag ×CMA, paired", "cma-read-bw"),
-        "mpi": ("Open MPI sm (vader) ×CMA, paired", "cma-read-bw")}
+SIZES = (4096, 65536, SIZE)  # one-sided; Sends and the libraries at SIZE only
+
+
+def _row(name, op, size, raw):
+    return (f"{name} {fmt_size(size)} ×CMA, paired", f"{raw}@{size}", size, op)
+
+
+# key "op@size": (label, raw CMA "name@size" it is set against, size, op)
+ROWS = {f"{op}@{n}": _row(f"OpenND {op} (shm)", op, n, f"cma-{op}-bw") for op in ("write", "read") for n in SIZES}
+ROWS.update({f"send@{SIZE}": _row("OpenND send (shm)", "send", SIZE, "cma-read-bw"),
+             "ucx": _row("UCX cma+posix tag", "ucx", SIZE, "cma-read-bw"),
+             "mpi": _row("Open MPI sm (vader)", "mpi", SIZE, "cma-read-bw")})
+SEND = f"send@{SIZE}"
 RIVALS = ("ucx", "mpi")  # what OpenND's Send is set against, round by round
 
 
@@ -36,19 +45,25 @@ def overall_rate(samples):
 
 
 def _baseline(s, exe):
-    cmd = [exe, "--json", "--samples", "--quick", "--sizes", str(SIZE), "cma-write-bw", "cma-read-bw"]
+    cmd = [exe, "--json", "--samples", "--quick", "--sizes", ",".join(map(str, SIZES)), "cma-write-bw", "cma-read-bw"]
     rc, out, err = run(cmd, s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndbaseline failed ({error_summary(err or out)})")
-    return {r["name"]: overall_rate(r.get("samples")) for r in json.loads(out)["results"] if "stats" in r}
+    return {f"{r['name']}@{r['size']}": overall_rate(r.get("samples"))
+            for r in json.loads(out)["results"] if "stats" in r}
 
 
 def _ndperf(s, exe):
-    cmd = [exe, "--json", "--no-progress", "--local", "-t", "write_bw,read_bw,send_bw", "-S", str(SIZE)]
-    rc, out, err = run(cmd, s.run_timeout)
-    if rc != 0:
-        raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
-    return {r["test"].split("_")[0]: r["gbps"] for r in json.loads(out)}
+    """{"op@size": GB/s}: one run per size, its working set one message."""
+    got = {}
+    for size in SIZES:
+        tests = "write_bw,read_bw,send_bw" if size == SIZE else "write_bw,read_bw"
+        cmd = [exe, "--json", "--no-progress", "--local", "-t", tests, "-S", str(size), "--working-set", str(size)]
+        rc, out, err = run(cmd, s.run_timeout)
+        if rc != 0:
+            raise RuntimeError(f"ndperf failed ({error_summary(err or out)})")
+        got.update({f"{r['test'].split('_')[0]}@{size}": r["gbps"] for r in json.loads(out)})
+    return got
 
 
 def _ucx(s, exe):
@@ -59,26 +74,26 @@ def _ucx(s, exe):
 
 
 def summarise(rounds):
-    """Records from per-round dicts: "raw" {ndbaseline name: GB/s} and
-    OpenND's, UCX's and Open MPI's GB/s by ROWS key (absent where a tool
+    """Records from per-round dicts: "raw" {"ndbaseline name@size": GB/s}
+    and OpenND's, UCX's and Open MPI's GB/s by ROWS key (absent where a tool
     failed in that round)."""
     out = []
-    for key, (label, raw_name) in ROWS.items():
+    for key, (label, raw_name, size, op) in ROWS.items():
         pairs = [(r[key], r["raw"][raw_name]) for r in rounds if key in r and r.get("raw", {}).get(raw_name)]
         if not pairs:
             continue
         ratios = [mine / raw for mine, raw in pairs]
         extra = {}
-        if key == "send":
+        if key == SEND:
             for rival in RIVALS:
-                ahead = [r["send"] > r[rival] for r in rounds if "send" in r and rival in r]
+                ahead = [r[SEND] > r[rival] for r in rounds if SEND in r and rival in r]
                 if ahead:
                     extra[f"ahead_of_{rival}"] = sum(ahead)
                     extra[f"paired_with_{rival}"] = len(ahead)
-        out.append(record("paired", label, "cma", f"{key}_bw", "ratio", SIZE, statistics.median(ratios), "median",
+        out.append(record("paired", label, "cma", f"{op}_bw", "ratio", size, statistics.median(ratios), "median",
                           rounds=len(ratios), low=min(ratios), high=max(ratios), ratios=ratios,
                           gbps=statistics.median(p[0] for p in pairs),
-                          cma_gbps=statistics.median(p[1] for p in pairs), cma=raw_name, **extra))
+                          cma_gbps=statistics.median(p[1] for p in pairs), cma=raw_name.split("@")[0], **extra))
     return out
 
 
@@ -111,14 +126,15 @@ def paired_cma_runner(s):
                     failures[key] = str(e)
                     continue
                 if key == "nd":
-                    got.update({op: value[op] for op in ("write", "read", "send") if value.get(op)})
+                    got.update({k: v for k, v in value.items() if k in ROWS and v})
                 else:
                     got[key] = value
             rounds.append(got)
     out = summarise(rounds)
     have = {r["label"] for r in out}
     for key, why in failures.items():
-        for row in (("write", "read", "send") if key in ("raw", "nd") else (key,)):
-            if ROWS[row][0] not in have:
-                out.append(record("paired", ROWS[row][0], "cma", f"{row}_bw", "ratio", SIZE, error=why))
+        for row in ([k for k in ROWS if k not in RIVALS] if key in ("raw", "nd") else (key,)):
+            label, _, size, op = ROWS[row]
+            if label not in have:
+                out.append(record("paired", label, "cma", f"{op}_bw", "ratio", size, error=why))
     return out

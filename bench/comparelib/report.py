@@ -61,7 +61,7 @@ BARS = [
      "half round trip (us): median, whisker = range", None, False),
     ("paired-rate", "paired_rate", "8 B messages, 32 in flight, paired rounds (higher is better)",
      "million messages/s: median, whisker = range", None, True),
-    ("paired-cma", "ratio", "1 MiB, paired rounds: x one raw process_vm_writev/readv (higher is better)",
+    ("paired-cma", "ratio", "Paired rounds: x one raw process_vm_writev/readv (higher is better)",
      "x raw CMA (dotted: the kernel copy alone): median, whisker = range", 1.0, True),
 ]
 PRODUCT_COLOR = {"OpenND": "tab:blue", "UCX": "tab:orange", "Open MPI": "tab:green", "libfabric": "tab:red"}

@@ -195,23 +195,30 @@ class PairedLatency(unittest.TestCase):
 
 class PairedBandwidth(unittest.TestCase):
     def test_each_row_against_its_own_raw_copy_in_its_own_round(self):
-        raw = {"cma-write-bw": 10.0, "cma-read-bw": 12.0}
-        rounds = [{"raw": raw, "write": 9.0, "read": 12.0, "send": 11.0, "ucx": 10.0, "mpi": 12.0},
-                  {"raw": {"cma-write-bw": 5.0, "cma-read-bw": 6.0}, "write": 5.0, "read": 5.4, "send": 6.0,
-                   "ucx": 5.0, "mpi": 5.5},
-                  {"raw": raw, "write": 10.0, "read": 11.4, "send": 11.4, "mpi": 11.0}]  # UCX failed
+        M = 1 << 20
+        raw = {f"cma-write-bw@{M}": 10.0, f"cma-read-bw@{M}": 12.0, "cma-write-bw@4096": 2.0}
+        rounds = [{"raw": raw, f"write@{M}": 9.0, f"read@{M}": 12.0, f"send@{M}": 11.0, "ucx": 10.0, "mpi": 12.0,
+                   "write@4096": 1.5},
+                  {"raw": {f"cma-write-bw@{M}": 5.0, f"cma-read-bw@{M}": 6.0}, f"write@{M}": 5.0, f"read@{M}": 5.4,
+                   f"send@{M}": 6.0, "ucx": 5.0, "mpi": 5.5, "write@4096": 1.0},  # no raw 4 KiB this round
+                  {"raw": raw, f"write@{M}": 10.0, f"read@{M}": 11.4, f"send@{M}": 11.4, "mpi": 11.0,
+                   "write@4096": 2.0}]  # UCX failed
         got = {r["label"]: r for r in pairs.summarise(rounds)}
-        send = got["OpenND send (shm) ×CMA, paired"]
+        small = got["OpenND write (shm) 4 KiB ×CMA, paired"]
+        self.assertEqual((small["size"], small["rounds"], small["cma"]), (4096, 2, "cma-write-bw"))
+        self.assertAlmostEqual(small["value"], 0.875)  # 0.75 and 1.0: each round against its own raw copy
+        self.assertNotIn("OpenND read (shm) 64 KiB ×CMA, paired", got)  # never measured
+        send = got["OpenND send (shm) 1 MiB ×CMA, paired"]
         self.assertEqual((send["kind"], send["size"], send["rounds"], send["cma"]), ("ratio", 1 << 20, 3, "cma-read-bw"))
         self.assertAlmostEqual(send["value"], 11.4 / 12)  # median of 11/12, 6/6, 11.4/12
         self.assertEqual((send["low"], send["high"]), (11.0 / 12, 1.0))
         self.assertEqual((send["ahead_of_ucx"], send["paired_with_ucx"]), (2, 2))
         self.assertEqual((send["ahead_of_mpi"], send["paired_with_mpi"]), (2, 3))  # behind only in round 1
-        write = got["OpenND write (shm) ×CMA, paired"]
+        write = got["OpenND write (shm) 1 MiB ×CMA, paired"]
         self.assertAlmostEqual(write["value"], 1.0)  # 0.9, 1.0, 1.0: against raw CMA *write*
         self.assertAlmostEqual(write["gbps"], 9.0)
         self.assertNotIn("ahead_of_ucx", write)
-        self.assertEqual(got["UCX cma+posix tag ×CMA, paired"]["rounds"], 2)
+        self.assertEqual(got["UCX cma+posix tag 1 MiB ×CMA, paired"]["rounds"], 2)
         row = next(r for r in tables.paired_section(list(got.values()))[2] if r[0].startswith("OpenND send"))
         self.assertEqual(row[1:], ["0.950", "0.917-1.000", "3", "11.00", "12.00", "2/2 UCX, 2/3 Open MPI"])
 

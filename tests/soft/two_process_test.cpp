@@ -189,6 +189,18 @@ size_t PongBytes(int i) { return i <= kWritePongs ? 64 : kBigPong; }
 // the rings a few.
 constexpr uint64_t kWriteLandsMs = 500;
 
+// Write i brings bytes of its own ahead of its mark, so a mark that lands
+// before them is caught.
+char RoundByte(int i) { return static_cast<char>(i * 37 + 11); }
+void FillRound(Buffer &out, size_t n, int i) { std::memset(out.bytes.data(), RoundByte(i), n - 1); }
+// Once the mark is seen: the first byte of `in` that Write i has not yet
+// brought, or n - 1 if all have landed.
+size_t FirstNotLanded(const Buffer &in, size_t n, int i) {
+    for (size_t k = 0; k < n - 1; ++k)
+        if (in.bytes[k] != RoundByte(i)) return k;
+    return n - 1;
+}
+
 // Write ping-pong server: Writes `i` into the client's buffer once the
 // client's Write of `i` has landed in its own; never calls the provider
 // while it waits. Each side Writes from `out` into the other's `in`, the
@@ -218,6 +230,11 @@ bool WritePongServer(const char *address, int port_fd) {
                          static_cast<unsigned long long>(kWriteLandsMs));
             return false;
         }
+        if (size_t at = FirstNotLanded(in, n, i); at != n - 1) {
+            std::fprintf(stderr, "server: Write %d's last byte landed before its byte %zu\n", i, at);
+            return false;
+        }
+        FillRound(out, n, i);
         out.bytes[n - 1] = mark;
         ND2_SGE ws = out.Sge(0, n);
         if (FAILED(ep.qp->Write(nullptr, &ws, 1, peer.address, peer.token, ND_OP_FLAG_SILENT_SUCCESS))) return false;
@@ -255,11 +272,13 @@ TEST_P(TwoProcessOneSided, WritePingPongLandsWithoutTheTargetCallingTheProvider)
     for (int i = 1; i <= kWritePongs + kBigPongs; ++i) {
         const size_t n = PongBytes(i);
         char mark = static_cast<char>(i % 127 + 1);
+        FillRound(out, n, i);
         out.bytes[n - 1] = mark;
         ND2_SGE ws = out.Sge(0, n);
         ASSERT_EQ(ep.qp->Write(nullptr, &ws, 1, peer.address, peer.token, ND_OP_FLAG_SILENT_SUCCESS), ND_SUCCESS);
         ASSERT_TRUE(SpinFor(in, n - 1, mark, kWriteLandsMs)) << "the server's Write " << i << " (" << n
                                                               << " bytes) did not land";
+        ASSERT_EQ(FirstNotLanded(in, n, i), n - 1) << "the server's Write " << i << ": its last byte landed first";
     }
     OVERLAPPED ov{};
     EXPECT_EQ(ep.Wait(ep.connector, &ov, ep.connector->Disconnect(&ov)), ND_SUCCESS);

@@ -31,6 +31,15 @@ HRESULT ShmPath::FinishOneSided(std::unique_lock<QpLock> &lock, ND2_REQUEST_TYPE
     return ND_SUCCESS;
 }
 
+// Whether the stores of one copy are seen after those of the copy before it
+// on every other CPU: x86's are (Intel SDM: stores across string operations,
+// and string operations and later stores, are not reordered).
+#if defined(__x86_64__) || defined(__i386__)
+constexpr bool kStoresLandInOrder = true;
+#else
+constexpr bool kStoresLandInOrder = false;
+#endif
+
 // Checks and performs one Read or Write; returns its completion status.
 HRESULT ShmPath::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT32 rtoken, bool write,
                               ULONG flags) {
@@ -70,8 +79,22 @@ HRESULT ShmPath::RemoteAccess(const ND2_SGE *sge, ULONG nsge, UINT64 raddr, UINT
         // Data lands in address order with the last byte last (applications
         // spin on it): everything but the last byte, then the last byte.
         int nr = 0;
-        if (total > 1) remote[nr++] = iovec{reinterpret_cast<void *>(raddr), total - 1};
-        remote[nr++] = iovec{reinterpret_cast<void *>(raddr + total - 1), 1};
+        if (kStoresLandInOrder) {
+            // The kernel copies each local piece with its own copy, in order,
+            // so the last byte as a piece of its own lands after the rest,
+            // and the peer's pages are pinned once (a second remote piece
+            // cost a fifth of a 4 KiB Write).
+            iovec &end = local[nl - 1];
+            if (end.iov_len > 1) {
+                --end.iov_len;
+                local[nl++] = iovec{static_cast<char *>(end.iov_base) + end.iov_len, 1};
+            }
+            remote[nr++] = iovec{reinterpret_cast<void *>(raddr), total};
+        } else {
+            // The pinning between two remote pieces orders the stores.
+            if (total > 1) remote[nr++] = iovec{reinterpret_cast<void *>(raddr), total - 1};
+            remote[nr++] = iovec{reinterpret_cast<void *>(raddr + total - 1), 1};
+        }
         err = MoveAll(conn_->peer_pid, local, nl, remote, nr, true);
     } else {
         remote[0] = iovec{reinterpret_cast<void *>(raddr), total};
