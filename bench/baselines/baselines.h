@@ -62,6 +62,8 @@ Result ShmPingPong(const Options &o, uint64_t size);
 Result ShmCopyBandwidth(const Options &o, uint64_t size);
 Result CmaWriteBandwidth(const Options &o, uint64_t size);
 Result CmaReadBandwidth(const Options &o, uint64_t size);
+Result CmaWritePingPong(const Options &o, uint64_t size);
+Result CmaReadLatency(const Options &o, uint64_t size);
 Result TcpPingPong(const Options &o, uint64_t size);
 Result TcpStream(const Options &o, uint64_t size);
 

@@ -31,7 +31,7 @@ import time
 KIB = 1024
 MIB = 1024 * 1024
 UNITS = {"latency": "us", "bandwidth": "GB/s", "msgrate": "Mmsg/s", "registration": "us", "connect": "conn/s",
-         "ratio": "x", "paired_latency": "us",
+         "ratio": "x", "paired_latency": "us", "paired_onesided": "us",
          "paired_rate": "Mmsg/s", "verbs_paired": "x"}
 
 

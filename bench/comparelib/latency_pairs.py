@@ -12,7 +12,10 @@ OpenND's 8 B message rate (ndperf send_bw) against UCX's (tag_bw) and
 Open MPI's (mpi_bench bw), 32 in flight each. OpenND runs in both
 orders of ndperf send_lat: the next receive posted after the answer (its
 default; ucx_perftest's tag_lat order) and before it (--recv-first;
-perftest's order)."""
+perftest's order). They also set OpenND's 8 B RDMA Write (write_lat, half a
+round trip) and Read (read_lat, one Read) against the floor one system
+call sets (ndbaseline's process_vm_writev ping-pong and one
+process_vm_readv) and against OpenND's own Send in the same round."""
 
 import json
 import statistics
@@ -29,10 +32,20 @@ LABELS = {"cacheline": "raw cache-line flag", "opennd": "OpenND send (shm)",
 RIVALS = {"ucx": "UCX", "mpi": "Open MPI"}  # what the OpenND rows are set against, round by round
 # The same rounds also measure the 8 B message rate (32 in flight, one connection).
 RATE_LABELS = {"opennd_rate": "OpenND send (shm)", "ucx_rate": "UCX posix tag", "mpi_rate": "Open MPI sm (vader)"}
+# And one-sided requests, each against the one-call floor it is made of (key: (label, floor key or None)).
+ONE_SIDED = {"nd_write": ("OpenND write (shm)", "cma_write"), "cma_write": ("raw CMA write ping-pong", None),
+             "nd_read": ("OpenND read (shm, one Read)", "cma_read"), "cma_read": ("raw CMA read (one call)", None)}
 
 
 def _cacheline(s, exe):
     rc, out, err = run([exe, "--json", "--quick", "cacheline-pingpong"], s.run_timeout)
+    if rc != 0:
+        raise RuntimeError(f"ndbaseline failed ({error_summary(err or out)})")
+    return json.loads(out)["results"][0]["stats"]["median"]
+
+
+def _floor(s, exe, test):
+    rc, out, err = run([exe, "--json", "--quick", "--sizes", str(SIZE), test], s.run_timeout)
     if rc != 0:
         raise RuntimeError(f"ndbaseline failed ({error_summary(err or out)})")
     return json.loads(out)["results"][0]["stats"]["median"]
@@ -93,6 +106,19 @@ def summarise(rounds):
             extra.update(_versus(rounds, key, lambda mine, theirs: mine < theirs))
         out.append(record("paired", label, "shm", "half round trip", "paired_latency", SIZE, statistics.median(got),
                           "median", rounds=len(got), low=min(got), high=max(got), figures=got, **extra))
+    for key, (label, floor) in ONE_SIDED.items():
+        got = [r[key] for r in rounds if key in r]
+        if not got:
+            continue
+        extra = {}
+        for name, base in (("over_floor", floor), ("over_send", "opennd" if floor else None)):
+            ratios = [r[key] / r[base] for r in rounds if base and key in r and r.get(base)]
+            if ratios:
+                extra.update({name: statistics.median(ratios), name + "_low": min(ratios),
+                              name + "_high": max(ratios)})
+        out.append(record("paired", label, "shm", "half round trip" if "write" in key else "one Read",
+                          "paired_onesided", SIZE, statistics.median(got), "median", rounds=len(got), low=min(got),
+                          high=max(got), figures=got, **extra))
     for key, label in RATE_LABELS.items():
         got = [r[key] for r in rounds if key in r]
         if not got:
@@ -124,6 +150,10 @@ def paired_latency_runner(s):
             tools.append(("ucx", lambda: _ucx(s, ucx, "tag_lat", n)))
         if mpi_exe:
             tools.append(("mpi", lambda: _mpi(s, mpi_exe, "lat", n)))
+        tools += [("nd_write", lambda: _ndperf(s, perf, "write_lat", "median_us", n)),
+                  ("cma_write", lambda: _floor(s, base, "cma-write-pingpong")),
+                  ("nd_read", lambda: _ndperf(s, perf, "read_lat", "median_us", n)),
+                  ("cma_read", lambda: _floor(s, base, "cma-read-lat"))]
         tools.append(("opennd_rate", lambda: _ndperf(s, perf, "send_bw", "mmsgps", n)))
         if ucx:
             tools.append(("ucx_rate", lambda: _ucx(s, ucx, "tag_bw", n)))
@@ -141,8 +171,12 @@ def paired_latency_runner(s):
     out = summarise(rounds)
     have = {(r["label"], r["kind"]) for r in out}
     for key, why in failures.items():
-        label, kind, op = (RATE_LABELS[key], "paired_rate", "messages, 32 in flight") if key in RATE_LABELS else \
-            (LABELS[key], "paired_latency", "half round trip")
+        if key in RATE_LABELS:
+            label, kind, op = RATE_LABELS[key], "paired_rate", "messages, 32 in flight"
+        elif key in ONE_SIDED:
+            label, kind, op = ONE_SIDED[key][0], "paired_onesided", "half round trip"
+        else:
+            label, kind, op = LABELS[key], "paired_latency", "half round trip"
         if (label, kind) not in have:
             out.append(record("paired", label, "shm", op, kind, SIZE, error=why))
     return out

@@ -61,6 +61,8 @@ BARS = [
      "half round trip (us): median, whisker = range", None, False),
     ("paired-rate", "paired_rate", "8 B messages, 32 in flight, paired rounds (higher is better)",
      "million messages/s: median, whisker = range", None, True),
+    ("paired-onesided", "paired_onesided", "8 B RDMA Write (half round trip) and Read, paired rounds "
+     "(lower is better)", "us: median, whisker = range", None, False),
     ("paired-cma", "ratio", "Paired rounds: x one raw process_vm_writev/readv (higher is better)",
      "x raw CMA (dotted: the kernel copy alone): median, whisker = range", 1.0, True),
 ]

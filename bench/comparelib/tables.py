@@ -185,6 +185,29 @@ def paired_latency_section(records):
             "round's core placement; above cache line and ÷UCX: medians of the per-round differences and ratios")
 
 
+def paired_onesided_section(records):
+    def times(r, name):
+        if name not in r:
+            return "-"
+        return f"{fmt(r[name])} ({fmt(r[name + '_low'])}-{fmt(r[name + '_high'])})"
+
+    rows = []
+    for r in records:
+        if r["kind"] != "paired_onesided":
+            continue
+        if r["status"] != "ok":
+            rows.append([r["label"], "FAIL", "-", "-", "-", "-"])
+            continue
+        rows.append([r["label"], fmt(r["value"]), f"{fmt(r['low'])}-{fmt(r['high'])}", str(r["rounds"]),
+                     times(r, "over_floor"), times(r, "over_send")])
+    return ("8 B RDMA Write and Read, paired rounds",
+            ["", "median µs", "range", "rounds", "×one-call floor (range)", "×OpenND send (range)"], rows,
+            "in the 8 B ping-pong rounds above: ndperf write_lat (half a round trip, silent Writes, each side "
+            "spinning on its memory) and read_lat (one Read, polled), and the floor one system call sets: "
+            "ndbaseline's cma-write-pingpong (process_vm_writev each way) and cma-read-lat (one process_vm_readv); "
+            "×: medians of the per-round ratios (×OpenND send: to ndperf send_lat in the same round)")
+
+
 def paired_rate_section(records):
     rows = _paired_rows(records, "paired_rate", lambda r: [])
     return ("8 B message rate, paired rounds",
@@ -214,7 +237,8 @@ def verbs_section(records):
 
 def sections(records, lat_sizes, bw_sizes):
     out = [main_section(records, lat_sizes, bw_sizes), paired_latency_section(records),
-           paired_rate_section(records), paired_section(records), rate_section(records),
+           paired_rate_section(records), paired_onesided_section(records), paired_section(records),
+           rate_section(records),
            mr_section(records), connect_section(records), verbs_section(records)]
     return [s for s in out if s[2]]
 

@@ -193,6 +193,27 @@ class PairedLatency(unittest.TestCase):
             self.assertEqual(one_rank.returncode, 2)
 
 
+class PairedOneSided(unittest.TestCase):
+    def test_write_and_read_against_their_floor_and_the_send_of_their_round(self):
+        rounds = [{"opennd": 0.1, "nd_write": 1.5, "cma_write": 1.0, "nd_read": 2.0, "cma_read": 1.6},
+                  {"opennd": 0.2, "nd_write": 1.2, "cma_write": 1.2, "nd_read": 1.8},  # no raw read this round
+                  {"opennd": 0.1, "nd_write": 1.4, "cma_write": 1.0, "ucx": 0.1}]
+        got = {r["label"]: r for r in latency_pairs.summarise(rounds) if r["kind"] == "paired_onesided"}
+        write = got["OpenND write (shm)"]
+        self.assertEqual((write["unit"], write["size"], write["rounds"]), ("us", 8, 3))
+        self.assertAlmostEqual(write["value"], 1.4)
+        self.assertAlmostEqual(write["over_floor"], 1.4)  # 1.5, 1.0, 1.4
+        self.assertAlmostEqual(write["over_send"], 14.0)  # 15, 6, 14: each round against its own Send
+        self.assertNotIn("ratio_to_ucx", write)  # a Write is not set against UCX's tag ping-pong
+        read = got["OpenND read (shm, one Read)"]
+        self.assertEqual(read["rounds"], 2)
+        self.assertAlmostEqual(read["over_floor"], 1.25)  # only the round with both
+        self.assertNotIn("over_floor", got["raw CMA write ping-pong"])
+        row = next(r for r in tables.paired_onesided_section(list(got.values()))[2] if r[0] == "OpenND write (shm)")
+        self.assertEqual(row[1:4], ["1.400", "1.200-1.500", "3"])
+        self.assertTrue(row[4].startswith("1.400 (1.000-1.500)"), row[4])
+
+
 class PairedBandwidth(unittest.TestCase):
     def test_each_row_against_its_own_raw_copy_in_its_own_round(self):
         M = 1 << 20

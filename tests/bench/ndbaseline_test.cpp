@@ -92,6 +92,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"shm-copy-bw", kBw, {65536, 1 << 20}, "GB/s"},
                     Case{"cma-write-bw", kBw, {65536, 1 << 20}, "GB/s"},
                     Case{"cma-read-bw", kBw, {65536, 1 << 20}, "GB/s"},
+                    Case{"cma-write-pingpong", kLat, {8, 4096}, "us"},
+                    Case{"cma-read-lat", kLat, {8, 4096}, "us"},
                     Case{"tcp-pingpong", kLat, {8, 4096}, "us"},
                     Case{"tcp-stream", kBw, {65536, 1 << 20}, "GB/s"}),
     [](const testing::TestParamInfo<Case> &info) {
@@ -121,7 +123,7 @@ TEST(Ndbaseline, TextTableAndList) {
     Outcome run = RunNdbaseline({"--list"});
     ASSERT_EQ(run.status, 0);
     for (const char *t : {"cacheline-pingpong", "shm-pingpong", "shm-copy-bw", "cma-write-bw", "cma-read-bw",
-                          "tcp-pingpong", "tcp-stream"})
+                          "cma-write-pingpong", "cma-read-lat", "tcp-pingpong", "tcp-stream"})
         EXPECT_NE(run.out.find(t), std::string::npos) << t;
     run = RunNdbaseline({"--iters", "200", "--sizes", "64", "shm-pingpong"});
     ASSERT_EQ(run.status, 0) << run.err;
