@@ -13,6 +13,7 @@
 
 #include "objects.h"
 #include "opennd/cq_moderation.h"
+#include "opennd/log.h"
 #include "opennd/nd_extensions.h"
 
 namespace opennd::ndk {
@@ -93,40 +94,55 @@ VOID ArmCq(NDK_CQ *pCq, ULONG Type) { Self<Cq>(pCq)->Arm(Type); }
 
 constexpr ULONG kBatch = 32;
 
-// Results in batches of `In` (ND2_RESULT or OPENND_RESULT_EX), from `take`.
+// Results in batches of `In` (ND2_RESULT or OPENND_RESULT_EX), from `take`;
+// this layer's own requests' (kInternalRequest) are left out, and a token a
+// peer's Send invalidated is no local token any more (lam.h).
 template <class In, class Out, class Take>
-ULONG Gather(Out results[], ULONG n, Take take) {
+ULONG Gather(Cq *cq, Out results[], ULONG n, Take take) {
     In batch[kBatch];
     ULONG total = 0;
     while (total < n) {
         ULONG want = std::min(n - total, kBatch);
         ULONG got = take(batch, want);
         for (ULONG i = 0; i < got; ++i) {
-            if constexpr (std::is_same_v<Out, NDK_RESULT>)
-                ResultFromNd(batch[i], &results[total + i]);
+            if (__builtin_expect(batch[i].RequestContext == kInternalRequest, 0)) {
+                if (FAILED(batch[i].Status))
+                    OPENND_LOG(Info, "ndk: a Read's local invalidation completed 0x%08x", unsigned(batch[i].Status));
+                continue;
+            }
+            if constexpr (std::is_same_v<In, OPENND_RESULT_EX>) {
+                if (batch[i].RequestType == OPENND_REQUEST_TYPE_RECEIVE_INVALIDATE)
+                    if (IND2MemoryWindow *w = cq->adapter()->lams().TakeFast(batch[i].InvalidatedToken)) w->Release();
+            }
+            if constexpr (std::is_same_v<Out, NDK_RESULT_EX>)
+                ResultExFromNd(batch[i], &results[total++]);
+            else if constexpr (std::is_same_v<In, ND2_RESULT>)
+                ResultFromNd(batch[i], &results[total++]);
             else
-                ResultExFromNd(batch[i], &results[total + i]);
+                ResultFromNd(ND2_RESULT{batch[i].Status, batch[i].BytesTransferred, batch[i].QueuePairContext,
+                                        batch[i].RequestContext, batch[i].RequestType},
+                             &results[total++]);
         }
-        total += got;
         if (got < want) break;
     }
     return total;
 }
 
-// An invalidating receive is an ordinary receive here (the token is
-// invalidated all the same).
-ULONG GetCqResults(NDK_CQ *pCq, NDK_RESULT Results[], ULONG nResults) {
-    IND2CompletionQueue *nd = Self<Cq>(pCq)->nd();
-    return Gather<ND2_RESULT>(Results, nResults, [&](ND2_RESULT *b, ULONG n) { return nd->GetResults(b, n); });
-}
-
-ULONG GetCqResultsEx(NDK_CQ *pCq, NDK_RESULT_EX Results[], ULONG nResults) {
+// Both take the provider's results with their invalidated tokens where it
+// has them; an invalidating receive is an ordinary receive in NDK_RESULT.
+template <class Out>
+ULONG Results(NDK_CQ *pCq, Out results[], ULONG n) {
     Cq *cq = Self<Cq>(pCq);
     if (IOpenNdCompletionQueueExt *ext = cq->ext())
-        return Gather<OPENND_RESULT_EX>(Results, nResults,
-                                        [&](OPENND_RESULT_EX *b, ULONG n) { return ext->GetResultsEx(b, n); });
-    return Gather<ND2_RESULT>(Results, nResults,
-                              [&](ND2_RESULT *b, ULONG n) { return cq->nd()->GetResults(b, n); });
+        return Gather<OPENND_RESULT_EX>(cq, results, n,
+                                        [&](OPENND_RESULT_EX *b, ULONG k) { return ext->GetResultsEx(b, k); });
+    return Gather<ND2_RESULT>(cq, results, n, [&](ND2_RESULT *b, ULONG k) { return cq->nd()->GetResults(b, k); });
+}
+
+ULONG GetCqResults(NDK_CQ *pCq, NDK_RESULT Results_[], ULONG nResults) { return Results(pCq, Results_, nResults); }
+
+ULONG GetCqResultsEx(NDK_CQ *pCq, NDK_RESULT_EX Results_[], ULONG nResults) {
+    return Results(pCq, Results_, nResults);
 }
 
 // ND2 has no call for interrupt moderation: it is OpenND's CQ extension

@@ -44,11 +44,16 @@ Lams::Lams(IND2Adapter *nd, HANDLE file) : nd_(nd), file_(file), token_(RandomTo
 
 void Lams::ReleaseAll() {
     std::multimap<uintptr_t, Lam> all;
+    std::unordered_map<UINT32, Fast> fast;
     {
         std::unique_lock lock(mu_);
         all.swap(lams_);
         starts_.clear();
+        fast.swap(fast_);
+        fast_of_.clear();
+        fast_live_.store(0, std::memory_order_relaxed);
     }
+    for (auto &[token, f] : fast) f.window->Release();
     for (auto &[start, lam] : all) Drop(lam.mr);
 }
 
@@ -122,17 +127,65 @@ const Lams::Lam *Lams::FindLocked(uintptr_t at, uintptr_t to) const {
     return nullptr;
 }
 
-bool Lams::Translate(const NDK_SGE *sge, ULONG n, ND2_SGE *out) const {
+bool Lams::Translate(const NDK_SGE *sge, ULONG n, ND2_SGE *out, bool writes) const {
     std::shared_lock lock(mu_);
     for (ULONG i = 0; i < n; ++i) {
         out[i] = *SgesToNd(&sge[i]);
-        if (sge[i].MemoryRegionToken != token_) continue;
         const auto at = static_cast<uintptr_t>(sge[i].LogicalAddress.QuadPart);
-        const Lam *lam = FindLocked(at, at + sge[i].Length);
-        if (!lam) return false;
-        out[i].MemoryRegionToken = lam->token;
+        if (sge[i].MemoryRegionToken == token_) {
+            const Lam *lam = FindLocked(at, at + sge[i].Length);
+            if (!lam) return false;
+            out[i].MemoryRegionToken = lam->token;
+            continue;
+        }
+        auto f = fast_.empty() ? fast_.end() : fast_.find(sge[i].MemoryRegionToken);
+        if (f == fast_.end()) continue;  // the provider's own token, or none: it judges
+        const Fast &e = f->second;
+        if (at < e.at || sge[i].Length > e.length || at - e.at > e.length - sge[i].Length) return false;
+        if (writes && !e.local_write) return false;
+        out[i].MemoryRegionToken = e.region_token;
+        out[i].Buffer = reinterpret_cast<void *>(e.buffer + (at - e.at));
     }
     return true;
+}
+
+void Lams::AddFast(const void *owner, IND2MemoryWindow *window, UINT32 token, uint64_t at, uint64_t length,
+                   uintptr_t buffer, UINT32 region_token, bool local_write) {
+    window->AddRef();
+    IND2MemoryWindow *dropped[2] = {};
+    {
+        std::unique_lock lock(mu_);
+        if (auto old = fast_of_.find(owner); old != fast_of_.end()) dropped[0] = EraseFastLocked(old->second);
+        if (fast_.count(token)) dropped[1] = EraseFastLocked(token);  // a stale entry's token, reused
+        fast_[token] = Fast{owner, window, at, length, buffer, region_token, local_write};
+        fast_of_[owner] = token;
+        fast_live_.store(fast_.size(), std::memory_order_relaxed);
+    }
+    for (IND2MemoryWindow *w : dropped)
+        if (w) w->Release();  // never under mu_: a last reference unbinds in the provider
+}
+
+IND2MemoryWindow *Lams::EraseFastLocked(UINT32 token) {
+    auto f = fast_.find(token);
+    IND2MemoryWindow *w = f->second.window;
+    fast_of_.erase(f->second.owner);
+    fast_.erase(f);
+    fast_live_.store(fast_.size(), std::memory_order_relaxed);
+    return w;
+}
+
+void Lams::RemoveFast(const void *owner) {
+    IND2MemoryWindow *w = nullptr;
+    {
+        std::unique_lock lock(mu_);
+        if (auto it = fast_of_.find(owner); it != fast_of_.end()) w = EraseFastLocked(it->second);
+    }
+    if (w) w->Release();
+}
+
+IND2MemoryWindow *Lams::TakeFast(UINT32 token) {
+    std::unique_lock lock(mu_);
+    return fast_.count(token) ? EraseFastLocked(token) : nullptr;
 }
 
 IND2MemoryRegion *Lams::Holding(uintptr_t at, uintptr_t to) const {

@@ -23,7 +23,10 @@ Mr::Mr(Adapter *adapter, IND2MemoryWindow *fast) : Object(adapter, NdkObjectType
 // fast-registered is invalidated by it.
 Mr::~Mr() {
     if (nd_) nd_->Release();
-    if (fast_) fast_->Release();
+    if (fast_) {
+        adapter()->lams().RemoveFast(this);
+        fast_->Release();
+    }
 }
 
 void Mr::StopWork() {
@@ -77,9 +80,9 @@ NTSTATUS InitializeFastRegisterMr(NDK_MR *pMr, ULONG AdapterPageCount, BOOLEAN R
     return STATUS_SUCCESS;
 }
 
-// A fast-register MR's token is its window's, new with every registration;
-// it serves the peer only (local SGEs use a registration or the privileged
-// token), so it is its local token too.
+// A fast-register MR's token is its window's, new with every registration,
+// and its local token too: this layer translates local SGEs that carry it
+// (lam.h).
 UINT32 GetRemoteTokenFromMr(NDK_MR *pMr) {
     Mr *mr = Self<Mr>(pMr);
     return mr->fast() ? mr->fast()->GetRemoteToken() : mr->nd()->GetRemoteToken();

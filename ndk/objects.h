@@ -62,6 +62,12 @@ private:
     unsigned merged_types_ = 0; // bit per type: an arm merged into this round's Notify
 };
 
+// The request context of what this layer posts for itself (a Read's local
+// invalidation, qp.cpp): its completions are not the consumer's, and
+// GetCqResults drops them.
+inline char kInternalRequestTag;
+inline void *const kInternalRequest = &kInternalRequestTag;
+
 // An MR: a registration (NdkRegisterMr) over an IND2MemoryRegion, or a
 // fast-register MR (NdkCreateMr(FastRegister = TRUE)) over an
 // IND2MemoryWindow that IOpenNdQueuePairExt::FastRegister binds over the

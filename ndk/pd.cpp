@@ -80,6 +80,16 @@ NTSTATUS CreateSrq(NDK_PD *pPd, ULONG SrqDepth, ULONG MaxReceiveRequestSge, ULON
     return status;
 }
 
+// A Read that invalidates its sink posts an Invalidate behind it (qp.cpp):
+// where the adapter fast-registers, a queue pair gets room for one per
+// request the consumer asked room for, or as many as the adapter allows.
+template <class Create>
+HRESULT CreateWithRoom(Adapter *a, ULONG depth, Create create) {
+    if (!(a->extensions() & OPENND_EXT_FAST_REGISTER) || depth == 0 || depth > UINT32_MAX / 2) return create(depth);
+    const HRESULT hr = create(depth * 2);
+    return FAILED(hr) ? create(depth) : hr;
+}
+
 NTSTATUS CreateQp(NDK_PD *pPd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVOID QPContext, ULONG ReceiveQueueDepth,
                   ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge, ULONG MaxInitiatorRequestSge,
                   ULONG InlineDataSize, NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **ppQp) {
@@ -91,9 +101,11 @@ NTSTATUS CreateQp(NDK_PD *pPd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVOID Q
     Cq *rcq = Self<Cq>(pReceiveCq), *icq = Self<Cq>(pInitiatorCq);
     Adapter *a = pd->adapter();
     IND2QueuePair *nd = nullptr;
-    HRESULT hr = a->nd()->CreateQueuePair(IID_IND2QueuePair, rcq->nd(), icq->nd(), QPContext, ReceiveQueueDepth,
-                                          InitiatorQueueDepth, MaxReceiveRequestSge, MaxInitiatorRequestSge,
-                                          InlineDataSize, reinterpret_cast<void **>(&nd));
+    HRESULT hr = CreateWithRoom(a, InitiatorQueueDepth, [&](ULONG depth) {
+        return a->nd()->CreateQueuePair(IID_IND2QueuePair, rcq->nd(), icq->nd(), QPContext, ReceiveQueueDepth, depth,
+                                        MaxReceiveRequestSge, MaxInitiatorRequestSge, InlineDataSize,
+                                        reinterpret_cast<void **>(&nd));
+    });
     if (FAILED(hr)) return StatusFromNd(hr);
     return Hand(a, new (std::nothrow) Qp(a, nd), nd, pd, rcq, icq == rcq ? nullptr : icq, nullptr, ppQp);
 }
@@ -111,9 +123,10 @@ NTSTATUS CreateQpWithSrq(NDK_PD *pPd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, 
     Srq *srq = Self<Srq>(pSrq);
     Adapter *a = pd->adapter();
     IND2QueuePair *nd = nullptr;
-    HRESULT hr = a->nd()->CreateQueuePairWithSrq(IID_IND2QueuePair, rcq->nd(), icq->nd(), srq->nd(), QPContext,
-                                                 InitiatorQueueDepth, MaxInitiatorRequestSge, InlineDataSize,
-                                                 reinterpret_cast<void **>(&nd));
+    HRESULT hr = CreateWithRoom(a, InitiatorQueueDepth, [&](ULONG depth) {
+        return a->nd()->CreateQueuePairWithSrq(IID_IND2QueuePair, rcq->nd(), icq->nd(), srq->nd(), QPContext, depth,
+                                               MaxInitiatorRequestSge, InlineDataSize, reinterpret_cast<void **>(&nd));
+    });
     if (FAILED(hr)) return StatusFromNd(hr);
     return Hand(a, new (std::nothrow) Qp(a, nd), nd, pd, rcq, icq == rcq ? nullptr : icq, srq, ppQp);
 }

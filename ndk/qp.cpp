@@ -5,6 +5,7 @@
 // queue, as ND2 providers allow (Bind, rare, links the window to its MR
 // under the adapter's lock).
 #include "objects.h"
+#include "opennd/log.h"
 
 namespace opennd::ndk {
 
@@ -39,8 +40,9 @@ NTSTATUS Send(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge
 
 NTSTATUS Receive(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge) {
     Qp *qp = Self<Qp>(pQp);
-    return PostSges(qp->adapter()->lams(), pSgl, nSge,
-                    [&](const ND2_SGE *sge) { return qp->nd()->Receive(RequestContext, sge, nSge); });
+    return PostSges(
+        qp->adapter()->lams(), pSgl, nSge,
+        [&](const ND2_SGE *sge) { return qp->nd()->Receive(RequestContext, sge, nSge); }, /*writes=*/true);
 }
 
 NTSTATUS Bind(NDK_QP *pQp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw, PVOID VirtualAddress, SIZE_T Length,
@@ -96,10 +98,19 @@ NTSTATUS FastRegister(NDK_QP *pQp, PVOID RequestContext, NDK_MR *pMr, ULONG Adap
         if (page != first + uintptr_t(i) * PAGE_SIZE) return STATUS_NOT_SUPPORTED;
     }
     if (first + span < first) return STATUS_INVALID_PARAMETER_5;
-    IND2MemoryRegion *lam = qp->adapter()->lams().Holding(first, first + span);
+    Lams &lams = qp->adapter()->lams();
+    IND2MemoryRegion *lam = lams.Holding(first, first + span);
     if (!lam) return STATUS_ACCESS_VIOLATION;  // pages no mapping holds
+    const UINT32 before = mr->fast()->GetRemoteToken();
     const HRESULT hr = qp->ext()->FastRegister(RequestContext, lam, mr->fast(), reinterpret_cast<void *>(first + FBO),
                                                Length, reinterpret_cast<uintptr_t>(BaseVirtualAddress), flags);
+    // Its token is a local token too (lam.h), as soon as the post returns.
+    // A registration gets a new token; one that keeps the old fails (the MR
+    // is still valid) in its completion and changes nothing.
+    if (SUCCEEDED(hr) && mr->fast()->GetRemoteToken() != before)
+        lams.AddFast(mr, mr->fast(), mr->fast()->GetRemoteToken(), reinterpret_cast<uintptr_t>(BaseVirtualAddress),
+                     Length, first + FBO, lam->GetLocalToken(),
+                     (Flags & (NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_RDMA_READ_SINK)) != 0);
     lam->Release();  // a bound window holds its region
     return StatusFromNd(hr);
 }
@@ -110,8 +121,10 @@ NTSTATUS Invalidate(NDK_QP *pQp, PVOID RequestContext, NDK_OBJECT_HEADER *pMrOrM
     Object *target = FromHeader(pMrOrMw);
     if (!target) return STATUS_INVALID_PARAMETER_3;
     IND2MemoryWindow *window = nullptr;
+    Mr *fast = nullptr;
     if (target->type() == NdkObjectTypeMr) {
-        window = static_cast<Mr *>(target)->fast();
+        fast = static_cast<Mr *>(target);
+        window = fast->fast();
         if (!window) return STATUS_INVALID_DEVICE_REQUEST;
     } else if (target->type() == NdkObjectTypeMw) {
         window = static_cast<Mw *>(target)->nd();
@@ -121,18 +134,59 @@ NTSTATUS Invalidate(NDK_QP *pQp, PVOID RequestContext, NDK_OBJECT_HEADER *pMrOrM
     ULONG flags;
     NTSTATUS status = OpFlagsToNd(Flags, &flags);
     if (status != STATUS_SUCCESS) return status;
-    return StatusFromNd(Self<Qp>(pQp)->nd()->Invalidate(RequestContext, window, flags));
+    Qp *qp = Self<Qp>(pQp);
+    const HRESULT hr = qp->nd()->Invalidate(RequestContext, window, flags);
+    if (fast && SUCCEEDED(hr)) qp->adapter()->lams().RemoveFast(fast);
+    return StatusFromNd(hr);
+}
+
+// RDMA_READ_LOCAL_INVALIDATE: the fast-register MR that the first SGE
+// names is invalidated once the Read completes. ND2 has no such Read (nor
+// has verbs in user space): the Read, then an Invalidate of the MR's window
+// posted right behind it, silent and on this layer's own context
+// (kInternalRequest, which GetCqResults drops). Both providers perform an
+// Invalidate as it is posted, in order behind the Read (the Read's data goes
+// to the mapping's region, which stays), so by the Read's completion the
+// peer is refused; the MR serves no local SGE from the post on. Queue pairs
+// get twice the initiator depth asked for (pd.cpp) for the Invalidates.
+NTSTATUS ReadInvalidate(Qp *qp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
+                        UINT32 RemoteToken, ULONG flags) {
+    if (!pSgl || nSge == 0) return STATUS_INVALID_PARAMETER;
+    Lams &lams = qp->adapter()->lams();
+    const UINT32 sink = pSgl[0].MemoryRegionToken;
+    if (sink == lams.privileged_token()) return STATUS_INVALID_PARAMETER;
+    const NTSTATUS posted = PostSges(
+        lams, pSgl, nSge,
+        [&](const ND2_SGE *sge) {
+            // Translated only if the sink is a fast registration: else the
+            // flag names no MR to invalidate.
+            if (sge[0].MemoryRegionToken == sink) return ND_INVALID_PARAMETER;
+            return qp->nd()->Read(RequestContext, sge, nSge, RemoteAddress, RemoteToken, flags);
+        },
+        /*writes=*/true);
+    if (posted != STATUS_SUCCESS) return posted;
+    IND2MemoryWindow *window = lams.TakeFast(sink);
+    if (!window) return STATUS_SUCCESS;  // invalidated meanwhile by another thread of the consumer's
+    const HRESULT hr = qp->nd()->Invalidate(kInternalRequest, window, ND_OP_FLAG_SILENT_SUCCESS);
+    window->Release();
+    if (FAILED(hr)) OPENND_LOG(Warn, "ndk: the Read's local invalidation could not be posted (0x%08x)", unsigned(hr));
+    return STATUS_SUCCESS;
 }
 
 NTSTATUS Read(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
               UINT32 RemoteToken, ULONG Flags) {
     ULONG flags;
-    NTSTATUS status = OpFlagsToNd(Flags, &flags);
+    NTSTATUS status = OpFlagsToNd(Flags & ~NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE, &flags);
     if (status != STATUS_SUCCESS) return status;
     Qp *qp = Self<Qp>(pQp);
-    return PostSges(qp->adapter()->lams(), pSgl, nSge, [&](const ND2_SGE *sge) {
-        return qp->nd()->Read(RequestContext, sge, nSge, RemoteAddress, RemoteToken, flags);
-    });
+    if (Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
+        if (!(qp->adapter()->extensions() & OPENND_EXT_FAST_REGISTER)) return STATUS_NOT_SUPPORTED;
+        return ReadInvalidate(qp, RequestContext, pSgl, nSge, RemoteAddress, RemoteToken, flags);
+    }
+    return PostSges(
+        qp->adapter()->lams(), pSgl, nSge,
+        [&](const ND2_SGE *sge) { return qp->nd()->Read(RequestContext, sge, nSge, RemoteAddress, RemoteToken, flags); },
+        /*writes=*/true);
 }
 
 NTSTATUS Write(NDK_QP *pQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,

@@ -54,7 +54,7 @@ constexpr OpFlagEntry kOpFlags[] = {
     {NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE, ND_OP_FLAG_ALLOW_WRITE, Rule::Map},
     {NDK_OP_FLAG_INLINE, ND_OP_FLAG_INLINE, Rule::Map},
     {NDK_OP_FLAG_RDMA_READ_SINK, 0, Rule::Drop},                      // fast-register access hint
-    {NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE, 0, Rule::NotSupported},  // needs fast-register MRs
+    {NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE, 0, Rule::NotSupported},  // a Read's only: NdkRead takes it off
     {NDK_OP_FLAG_DEFER, 0, Rule::Drop},                               // doorbell batching hint
 };
 constexpr ULONG kOpFlagBits = 0x400;  // every NDK flag is below this
@@ -225,6 +225,9 @@ void AdapterInfoFromNd(const ND2_ADAPTER_INFO &in, ULONG extensions, NDK_VERSION
     out->MaxCalleeData = in.MaxCalleeData;
     for (const MrFlagEntry &e : kAdapterFlags)
         if (in.AdapterFlags & e.nd) out->AdapterFlags |= e.ndk;
+    // NDK 1.2's flag: a Read may invalidate its fast-registered sink (qp.cpp).
+    if ((extensions & OPENND_EXT_FAST_REGISTER) && version.Minor >= 2)
+        out->AdapterFlags |= NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED;
     out->RdmaTechnology = NdkUndefined;  // ND2 does not say
 }
 

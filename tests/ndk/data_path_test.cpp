@@ -85,7 +85,11 @@ TEST_F(NdkDataPath, UnsupportedWorkRequestsFailInlineWithoutCompletion) {
     const UINT32 token = s.region.mr->Dispatch->NdkGetRemoteTokenFromMr(s.region.mr);
     const NDK_QP_DISPATCH *d = c.qp->Dispatch;
     EXPECT_EQ(d->NdkRead(c.qp, nullptr, &sge, 1, s.region.Address(), token, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
-              STATUS_NOT_SUPPORTED);
+              STATUS_INVALID_PARAMETER)
+        << "a registered MR as the sink: only a fast-register MR is invalidated (fast_register_test.cpp)";
+    EXPECT_EQ(d->NdkWrite(c.qp, nullptr, &sge, 1, s.region.Address(), token, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+              STATUS_NOT_SUPPORTED)
+        << "a Read's flag";
     EXPECT_EQ(d->NdkSend(c.qp, nullptr, &sge, 1, 0x400), STATUS_INVALID_PARAMETER);  // no such flag
     GUID id{};
     NDK_EXTENSION_INTERFACE ext{};

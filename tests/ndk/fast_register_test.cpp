@@ -137,6 +137,162 @@ TEST_F(NdkFastRegister, RegisteredAgainAfterInvalidateWithANewToken) {
     EXPECT_EQ(std::memcmp(mem_.p + 10, pair_.client.region.bytes.data(), 100), 0);
 }
 
+// The token is a local token too (NdkGetLocalTokenFromMr): SGEs that carry
+// it hold addresses in the range the MR was fast-registered at.
+TEST_F(NdkFastRegister, ItsTokenServesLocalSgesAtTheRegisteredAddresses) {
+    ASSERT_TRUE(OnePage());
+    ASSERT_EQ(Register(*lam_, kPage, 0x6000'0000'0000ull), STATUS_SUCCESS);
+    Side &s = pair_.server, &c = pair_.client;
+    const UINT32 token = mr_->Dispatch->NdkGetLocalTokenFromMr(mr_);
+    auto sge = [&](size_t offset, size_t length) {
+        NDK_SGE g{};
+        g.LogicalAddress.QuadPart = static_cast<LONGLONG>(base_ + offset);
+        g.Length = static_cast<ULONG>(length);
+        g.MemoryRegionToken = token;
+        return g;
+    };
+    // A Send from it.
+    for (size_t i = 0; i < 100; ++i) mem_.p[10 + i] = static_cast<char>(i * 5 + 1);
+    NDK_SGE rs = c.region.Sge(0, 256);
+    ASSERT_EQ(c.qp->Dispatch->NdkReceive(c.qp, nullptr, &rs, 1), STATUS_SUCCESS);
+    NDK_SGE ss = sge(10, 100);
+    ASSERT_EQ(s.qp->Dispatch->NdkSend(s.qp, nullptr, &ss, 1, 0), STATUS_SUCCESS);
+    EXPECT_EQ(s.Next().Status, STATUS_SUCCESS);
+    NDK_RESULT_EX r = c.Next();
+    ASSERT_EQ(r.Status, STATUS_SUCCESS);
+    EXPECT_EQ(r.BytesTransferred, 100u);
+    EXPECT_EQ(std::memcmp(c.region.bytes.data(), mem_.p + 10, 100), 0);
+    // A Receive into it.
+    NDK_SGE into = sge(200, 64);
+    ASSERT_EQ(s.qp->Dispatch->NdkReceive(s.qp, nullptr, &into, 1), STATUS_SUCCESS);
+    Fill(64, 7);
+    NDK_SGE cs = c.region.Sge(0, 64);
+    ASSERT_EQ(c.qp->Dispatch->NdkSend(c.qp, nullptr, &cs, 1, 0), STATUS_SUCCESS);
+    EXPECT_EQ(c.Next().Status, STATUS_SUCCESS);
+    r = s.Next();
+    ASSERT_EQ(r.Status, STATUS_SUCCESS);
+    EXPECT_EQ(r.Type, NdkOperationTypeReceive);
+    EXPECT_EQ(std::memcmp(mem_.p + 200, c.region.bytes.data(), 64), 0);
+    // Addresses outside the registration, and its buffer's own: refused at post.
+    NDK_SGE past = sge(kPage - 10, 20);
+    EXPECT_EQ(s.qp->Dispatch->NdkSend(s.qp, nullptr, &past, 1, 0), STATUS_ACCESS_VIOLATION);
+    NDK_SGE before = sge(0, 8);
+    before.LogicalAddress.QuadPart -= 8;
+    EXPECT_EQ(s.qp->Dispatch->NdkSend(s.qp, nullptr, &before, 1, 0), STATUS_ACCESS_VIOLATION);
+    if (relocated_) {
+        NDK_SGE own = sge(0, 8);
+        own.LogicalAddress.QuadPart = reinterpret_cast<LONGLONG>(mem_.p);
+        EXPECT_NE(s.qp->Dispatch->NdkSend(s.qp, nullptr, &own, 1, 0), STATUS_SUCCESS) << "the buffer's own address";
+    }
+    s.ExpectQuiet();
+}
+
+TEST_F(NdkFastRegister, WithoutLocalWriteItIsNoReceiveOrReadSink) {
+    ASSERT_TRUE(OnePage());
+    ASSERT_EQ(Register(*lam_, kPage, 0x6000'0000'0000ull, NDK_OP_FLAG_ALLOW_REMOTE_READ), STATUS_SUCCESS);
+    Side &s = pair_.server;
+    NDK_SGE g{};
+    g.LogicalAddress.QuadPart = static_cast<LONGLONG>(base_);
+    g.Length = 64;
+    g.MemoryRegionToken = Token();
+    EXPECT_EQ(s.qp->Dispatch->NdkReceive(s.qp, nullptr, &g, 1), STATUS_ACCESS_VIOLATION);
+    const UINT32 theirs = pair_.client.region.mr->Dispatch->NdkGetRemoteTokenFromMr(pair_.client.region.mr);
+    EXPECT_EQ(s.qp->Dispatch->NdkRead(s.qp, nullptr, &g, 1, pair_.client.region.Address(), theirs, 0),
+              STATUS_ACCESS_VIOLATION);
+    s.ExpectQuiet();
+}
+
+// NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE: the Read fills the fast-register
+// MR its first SGE names and completes once, and from then on the MR is
+// invalid: no local SGE may name it, and it can be fast-registered again.
+class NdkReadInvalidate : public NdkFastRegister {
+protected:
+    // Registers one page at kAt (remote access, a Read sink) and Reads 300
+    // bytes of the client's region into it at +100, invalidating it.
+    void ReadIntoAndInvalidate() {
+        NDK_ADAPTER_INFO info{};
+        ULONG size = sizeof info;
+        ASSERT_EQ(pair_.adapter->Dispatch->NdkQueryAdapterInfo(pair_.adapter, &info, &size), STATUS_SUCCESS);
+        ASSERT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);
+        ASSERT_TRUE(OnePage());
+        ASSERT_EQ(Register(*lam_, kPage, kAt, kRemote | NDK_OP_FLAG_RDMA_READ_SINK), STATUS_SUCCESS);
+        token_ = Token();
+        at_ = base_;
+        Side &s = pair_.server, &c = pair_.client;
+        Fill(300, 11);
+        sink_.LogicalAddress.QuadPart = static_cast<LONGLONG>(base_ + 100);
+        sink_.Length = 300;
+        sink_.MemoryRegionToken = token_;
+        int ctx = 0;
+        ASSERT_EQ(s.qp->Dispatch->NdkRead(s.qp, &ctx, &sink_, 1, c.region.Address(), Theirs(),
+                                          NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+                  STATUS_SUCCESS);
+        NDK_RESULT_EX r = s.Next();
+        ASSERT_EQ(r.Status, STATUS_SUCCESS);
+        EXPECT_EQ(r.Type, NdkOperationTypeRead);
+        EXPECT_EQ(r.RequestContext, &ctx);
+        EXPECT_EQ(std::memcmp(mem_.p + 100, c.region.bytes.data(), 300), 0);
+        s.ExpectQuiet();  // the invalidation is the Read's own: no completion of its own
+    }
+    UINT32 Theirs() { return pair_.client.region.mr->Dispatch->NdkGetRemoteTokenFromMr(pair_.client.region.mr); }
+
+    static constexpr UINT64 kAt = 0x6000'0000'0000ull;
+    UINT32 token_ = 0;
+    UINT64 at_ = 0;
+    NDK_SGE sink_{};
+};
+
+TEST_F(NdkReadInvalidate, TheReadCompletesOnceAndTheMrIsRegisteredAgain) {
+    ASSERT_NO_FATAL_FAILURE(ReadIntoAndInvalidate());
+    Side &s = pair_.server;
+    // No local use either: the token is the provider's again, which this layer does not translate.
+    EXPECT_EQ(s.qp->Dispatch->NdkRead(s.qp, nullptr, &sink_, 1, pair_.client.region.Address(), Theirs(),
+                                      NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+              STATUS_INVALID_PARAMETER);
+    // Fast-registered again (it is invalid, so this succeeds), with a new token.
+    ASSERT_EQ(Register(*lam_, kPage, kAt + 0x100'0000'0000ull), STATUS_SUCCESS);
+    EXPECT_NE(Token(), token_);
+    Fill(32, 5);
+    ASSERT_EQ(Write(base_, Token(), 32), STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(mem_.p, pair_.client.region.bytes.data(), 32), 0);
+}
+
+// (Not on siw, which completes a Write once it is sent: vm_interop.sh.)
+TEST_F(NdkReadInvalidate, AfterTheReadThePeerIsRefused) {
+    ASSERT_NO_FATAL_FAILURE(ReadIntoAndInvalidate());
+    std::memset(mem_.p, 0, kPage);
+    Fill(32, 5);
+    EXPECT_EQ(Write(at_ + 100, token_, 32), STATUS_ACCESS_VIOLATION);
+    for (size_t i = 0; i < kPage; ++i) ASSERT_EQ(mem_.p[i], 0) << "written through the invalidated token, at " << i;
+}
+
+TEST_F(NdkFastRegister, AReadCanOnlyInvalidateAFastRegisteredSink) {
+    ASSERT_TRUE(OnePage());
+    Side &s = pair_.server, &c = pair_.client;
+    const UINT32 theirs = c.region.mr->Dispatch->NdkGetRemoteTokenFromMr(c.region.mr);
+    const NDK_QP_DISPATCH *d = s.qp->Dispatch;
+    NDK_SGE own = s.region.Sge(0, 64);
+    EXPECT_EQ(d->NdkRead(s.qp, nullptr, &own, 1, c.region.Address(), theirs, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+              STATUS_INVALID_PARAMETER)
+        << "a registered MR";
+    UINT32 privileged = 0;
+    s.pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(s.pd, &privileged);
+    NDK_SGE lam{};
+    lam.LogicalAddress = lam_->lam->AdapterPageArray[0];
+    lam.Length = 64;
+    lam.MemoryRegionToken = privileged;
+    EXPECT_EQ(d->NdkRead(s.qp, nullptr, &lam, 1, c.region.Address(), theirs, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+              STATUS_INVALID_PARAMETER)
+        << "the privileged token";
+    EXPECT_EQ(d->NdkRead(s.qp, nullptr, nullptr, 0, c.region.Address(), theirs, NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+              STATUS_INVALID_PARAMETER)
+        << "no SGE";
+    s.ExpectQuiet();
+    // The registered MR is still there: a plain Read into it works.
+    ASSERT_EQ(d->NdkRead(s.qp, nullptr, &own, 1, c.region.Address(), theirs, 0), STATUS_SUCCESS);
+    EXPECT_EQ(s.Next().Status, STATUS_SUCCESS);
+}
+
 // As on an RNIC, the failed request's completion ends the connection.
 TEST_F(NdkFastRegister, RegisteringAValidMrFails) {
     ASSERT_TRUE(OnePage());

@@ -99,7 +99,7 @@ TEST_F(NdkAdapterDispatch, QueryAdapterInfo) {
     EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED);
     EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED);
     EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED);
-    EXPECT_FALSE(info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);
+    EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);  // fast-register MRs
 }
 
 TEST_F(NdkAdapterDispatch, QueryExtensionOfAnUnknownInterfaceIsNotSupported) {
