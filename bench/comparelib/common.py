@@ -21,11 +21,13 @@ results.json:
   command    what was run
 """
 
+import contextlib
 import os
 import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 KIB = 1024
@@ -179,3 +181,24 @@ def error_summary(*texts, limit=300):
                                                              "timed out", "not found", "denied"))]
     pick = bad[0] if bad else (lines or ["no output"])[-1]
     return " ".join(pick.split())[:limit]
+
+
+BUSY = ", busy core"  # label suffix of figures measured next to busy_core()
+
+
+@contextlib.contextmanager
+def busy_core(on=True):
+    """While the block runs, another process spins on one core (the last
+    this process may use), as other work on a user's machine does: the
+    paired rounds' contended mode. Yields the core, or None when off."""
+    if not on:
+        yield None
+        return
+    core = max(os.sched_getaffinity(0))
+    spin = subprocess.Popen([sys.executable, "-c",
+                             f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True:\n    pass\n"])
+    try:
+        yield core
+    finally:
+        spin.kill()
+        spin.wait()

@@ -22,7 +22,7 @@ import statistics
 import tempfile
 
 from . import mpi
-from .common import error_summary, record, run
+from .common import BUSY, busy_core, error_summary, record, run
 from .ucx import ucx_pair
 
 SIZE = 8
@@ -90,9 +90,18 @@ def _versus(rounds, mine, better):
     return extra
 
 
-def summarise(rounds):
+def summarise(rounds, busy=False):
     """Records from a list of per-round dicts keyed as LABELS and
-    RATE_LABELS (a key is absent where that tool failed in the round)."""
+    RATE_LABELS (a key is absent where that tool failed in the round);
+    `busy`: measured next to a busy core (labels say so)."""
+    out = _summarise(rounds)
+    if busy:
+        for r in out:
+            r["label"] += BUSY
+    return out
+
+
+def _summarise(rounds):
     out = []
     for key, label in LABELS.items():
         got = [r[key] for r in rounds if key in r]
@@ -130,7 +139,12 @@ def summarise(rounds):
     return out
 
 
-def paired_latency_runner(s):
+def paired_latency_busy_runner(s):
+    """The paired 8 B rounds again, next to a process spinning on one core."""
+    return paired_latency_runner(s, busy=True)
+
+
+def paired_latency_runner(s, busy=False):
     from .runners import find_tool  # runners imports this module
     base, perf, ucx = find_tool(s, "ndbaseline"), find_tool(s, "ndperf"), find_tool(s, "ucx_perftest")
     if not base or not perf:
@@ -159,16 +173,17 @@ def paired_latency_runner(s):
             tools.append(("ucx_rate", lambda: _ucx(s, ucx, "tag_bw", n)))
         if mpi_exe:
             tools.append(("mpi_rate", lambda: _mpi(s, mpi_exe, "bw", n)))
-        for k in range(7 if s.quick else 21):
-            s.log(f"paired 8 B latency round {k + 1}")
-            got = {}
-            for key, measure in tools:
-                try:
-                    got[key] = float(measure())
-                except (RuntimeError, ValueError, KeyError, IndexError) as e:
-                    failures[key] = str(e)
-            rounds.append(got)
-    out = summarise(rounds)
+        with busy_core(busy):
+            for k in range(7 if s.quick or busy else 21):
+                s.log(f"paired 8 B latency round {k + 1}" + (" (busy core)" if busy else ""))
+                got = {}
+                for key, measure in tools:
+                    try:
+                        got[key] = float(measure())
+                    except (RuntimeError, ValueError, KeyError, IndexError) as e:
+                        failures[key] = str(e)
+                rounds.append(got)
+    out = summarise(rounds, busy)
     have = {(r["label"], r["kind"]) for r in out}
     for key, why in failures.items():
         if key in RATE_LABELS:
@@ -177,6 +192,7 @@ def paired_latency_runner(s):
             label, kind, op = ONE_SIDED[key][0], "paired_onesided", "half round trip"
         else:
             label, kind, op = LABELS[key], "paired_latency", "half round trip"
+        label += BUSY if busy else ""
         if (label, kind) not in have:
             out.append(record("paired", label, "shm", op, kind, SIZE, error=why))
     return out

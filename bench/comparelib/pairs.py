@@ -19,7 +19,7 @@ import statistics
 import tempfile
 
 from . import mpi
-from .common import error_summary, fmt_size, record, run
+from .common import BUSY, busy_core, error_summary, fmt_size, record, run
 from .ucx import UCX_MB, ucx_pair
 
 SIZE = 1024 * 1024
@@ -73,12 +73,13 @@ def _ucx(s, exe):
     return row[5] * UCX_MB / 1e9
 
 
-def summarise(rounds):
+def summarise(rounds, busy=False):
     """Records from per-round dicts: "raw" {"ndbaseline name@size": GB/s}
     and OpenND's, UCX's and Open MPI's GB/s by ROWS key (absent where a tool
-    failed in that round)."""
+    failed in that round); `busy`: measured next to a busy core."""
     out = []
     for key, (label, raw_name, size, op) in ROWS.items():
+        label += BUSY if busy else ""
         pairs = [(r[key], r["raw"][raw_name]) for r in rounds if key in r and r.get("raw", {}).get(raw_name)]
         if not pairs:
             continue
@@ -97,7 +98,7 @@ def summarise(rounds):
     return out
 
 
-def paired_cma_runner(s):
+def paired_cma_runner(s, busy=False):
     from .runners import find_tool  # runners imports this module
     base, perf, ucx = find_tool(s, "ndbaseline"), find_tool(s, "ndperf"), find_tool(s, "ucx_perftest")
     if not base or not perf:
@@ -105,36 +106,49 @@ def paired_cma_runner(s):
     failures = {}
     if not ucx:
         failures["ucx"] = "ucx_perftest not found (Debian package ucx-utils)"
-    rounds = []
     with tempfile.TemporaryDirectory() as work:
         mpi_exe, why = mpi.build(work)
         if why:
             failures["mpi"] = why
-        for k in range(7 if s.quick else 11):
-            s.log(f"paired CMA round {k + 1}")
-            got = {}
-            steps = [("raw", lambda: _baseline(s, base)), ("nd", lambda: _ndperf(s, perf))]
-            if ucx:
-                steps.append(("ucx", lambda: _ucx(s, ucx)))
-            if mpi_exe:
-                steps.append(("mpi", lambda: mpi.measure(mpi_exe, "bw", SIZE, s.bw_iters(SIZE), s.run_timeout,
-                                                         mpi.WINDOW)["gbps"]))
-            for key, step in steps:
-                try:
-                    value = step()
-                except (RuntimeError, ValueError, KeyError, IndexError) as e:
-                    failures[key] = str(e)
-                    continue
-                if key == "nd":
-                    got.update({k: v for k, v in value.items() if k in ROWS and v})
-                else:
-                    got[key] = value
-            rounds.append(got)
-    out = summarise(rounds)
+        with busy_core(busy):
+            rounds = _cma_rounds(s, base, perf, ucx, mpi_exe, failures, busy)
+    out = summarise(rounds, busy)
     have = {r["label"] for r in out}
     for key, why in failures.items():
         for row in ([k for k in ROWS if k not in RIVALS] if key in ("raw", "nd") else (key,)):
             label, _, size, op = ROWS[row]
-            if label not in have:
-                out.append(record("paired", label, "cma", f"{op}_bw", "ratio", size, error=why))
+            if label + (BUSY if busy else "") not in have:
+                out.append(record("paired", label + (BUSY if busy else ""), "cma", f"{op}_bw", "ratio", size,
+                                  error=why))
     return out
+
+
+def paired_cma_busy_runner(s):
+    """The paired CMA rounds again, next to a process spinning on one core."""
+    return paired_cma_runner(s, busy=True)
+
+
+def _cma_rounds(s, base, perf, ucx, mpi_exe, failures, busy):
+    """Each round: every tool back to back; {key: figure} (see summarise)."""
+    steps = [("raw", lambda: _baseline(s, base)), ("nd", lambda: _ndperf(s, perf))]
+    if ucx:
+        steps.append(("ucx", lambda: _ucx(s, ucx)))
+    if mpi_exe:
+        steps.append(("mpi", lambda: mpi.measure(mpi_exe, "bw", SIZE, s.bw_iters(SIZE), s.run_timeout,
+                                                 mpi.WINDOW)["gbps"]))
+    rounds = []
+    for k in range(7 if s.quick else 11):
+        s.log(f"paired CMA round {k + 1}" + (" (busy core)" if busy else ""))
+        got = {}
+        for key, step in steps:
+            try:
+                value = step()
+            except (RuntimeError, ValueError, KeyError, IndexError) as e:
+                failures[key] = str(e)
+                continue
+            if key == "nd":
+                got.update({k: v for k, v in value.items() if k in ROWS and v})
+            else:
+                got[key] = value
+        rounds.append(got)
+    return rounds

@@ -11,9 +11,9 @@ import shutil
 from .common import error_summary, free_port, pair_error, record, run, run_pair
 from .fabric_rma import libfabric_rma_runner
 from .opennd import ndperf_runner
-from .latency_pairs import paired_latency_runner
+from .latency_pairs import paired_latency_busy_runner, paired_latency_runner
 from .mpi import mpi_runner
-from .pairs import paired_cma_runner
+from .pairs import paired_cma_busy_runner, paired_cma_runner
 from .ucx import UCX_MB, ucx_pair
 from .verbs_vm import verbs_vm_runner
 
@@ -204,4 +204,5 @@ def netns_runner(s):
 
 
 RUNNERS = [ndbaseline_runner, ndperf_runner, libfabric_runner, ucx_runner, mpi_runner, netns_runner, libfabric_rma_runner,
-           paired_cma_runner, paired_latency_runner, verbs_vm_runner]
+           paired_cma_runner, paired_latency_runner, paired_cma_busy_runner, paired_latency_busy_runner,
+           verbs_vm_runner]

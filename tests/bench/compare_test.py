@@ -193,6 +193,28 @@ class PairedLatency(unittest.TestCase):
             self.assertEqual(one_rank.returncode, 2)
 
 
+class BusyCore(unittest.TestCase):
+    def test_rounds_next_to_a_busy_core_say_so_and_the_spinner_goes(self):
+        from comparelib import common
+        rounds = [{"raw": {f"cma-read-bw@{1 << 20}": 10.0}, f"send@{1 << 20}": 5.0, "ucx": 4.0}]
+        labels = {r["label"] for r in pairs.summarise(rounds, busy=True)}
+        self.assertIn("OpenND send (shm) 1 MiB ×CMA, paired, busy core", labels)
+        self.assertIn("UCX cma+posix tag 1 MiB ×CMA, paired, busy core", labels)
+        lat = latency_pairs.summarise([{"opennd": 0.2, "ucx": 0.3}], busy=True)
+        self.assertEqual({r["label"] for r in lat}, {"OpenND send (shm), busy core", "UCX posix tag, busy core"})
+        with common.busy_core(False) as core:
+            self.assertIsNone(core)
+        before = set(os.listdir("/proc"))
+        with common.busy_core() as core:
+            self.assertIn(core, os.sched_getaffinity(0))
+            spinners = [p for p in set(os.listdir("/proc")) - before if p.isdigit()]
+            self.assertTrue(spinners, "no spinning process")
+        for pid in spinners:
+            self.assertFalse(os.path.exists(f"/proc/{pid}/status") and
+                             "python" in open(f"/proc/{pid}/status").read().split("\n")[0],
+                             "the spinner outlived the block")
+
+
 class PairedOneSided(unittest.TestCase):
     def test_write_and_read_against_their_floor_and_the_send_of_their_round(self):
         rounds = [{"opennd": 0.1, "nd_write": 1.5, "cma_write": 1.0, "nd_read": 2.0, "cma_read": 1.6},
