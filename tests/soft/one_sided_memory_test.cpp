@@ -141,6 +141,13 @@ struct Initiator {
     }
 };
 
+// Does p[0, n) hold Pattern(., seed)?
+bool Holds(const char *p, size_t n, int seed) {
+    for (size_t i = 0; i < n; ++i)
+        if (p[i] != Pattern(i, seed)) return false;
+    return true;
+}
+
 bool AllZero(const char *p, size_t n) {
     for (size_t i = 0; i < n; ++i)
         if (p[i] != 0) return false;
@@ -215,7 +222,7 @@ TEST_P(OneSidedMemory, AnUnalignedRegionLeavesTheRestOfItsPageAlone) {
         ok = ok && t.Next() == 'd';  // the initiator is done
         stop = true;
         neighbour.join();
-        for (size_t i = 0; ok && i < kTo - kFrom; ++i) ok = page[kFrom + i] == Pattern(i, 9);
+        ok = ok && Holds(page + kFrom, kTo - kFrom, 9);
         ok = ok && t.Answer(clobbered.load() == 0 && rounds.load() > 0 ? 'y' : 'n') && t.Finish();
         if (clobbered.load()) std::fprintf(stderr, "target: %llu neighbour bytes changed under the thread\n",
                                            static_cast<unsigned long long>(clobbered.load()));
@@ -260,8 +267,7 @@ TEST_P(OneSidedMemory, ATargetThatForksKeepsTheRegion) {
             for (size_t i = 0; ok && i < kLen; ++i) ok = region[i] == 0x7e;
             _exit(ok ? 0 : 1);
         }
-        bool ok = t.Next() == 'd';  // Written, then Read
-        for (size_t i = 0; ok && i < kLen; ++i) ok = region[i] == Pattern(i, 4);
+        bool ok = t.Next() == 'd' && Holds(region.data(), kLen, 4);  // Written, then Read
         ok = write(done[1], "x", 1) == 1 && ok;
         int status = 0;
         ok = waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
@@ -272,7 +278,7 @@ TEST_P(OneSidedMemory, ATargetThatForksKeepsTheRegion) {
     Initiator in(2 * kLen);
     ASSERT_TRUE(in.Connect(port)) << in.ep.error;
     ASSERT_EQ(in.Read(kLen, kLen, in.peer.address), ND_SUCCESS);
-    for (size_t i = 0; i < kLen; ++i) ASSERT_EQ(in.data.bytes[kLen + i], Pattern(i, 3)) << i;
+    ASSERT_TRUE(Holds(in.data.bytes.data() + kLen, kLen, 3));
     for (size_t i = 0; i < kLen; ++i) in.data.bytes[i] = Pattern(i, 4);
     ASSERT_EQ(in.Write(0, kLen, in.peer.address), ND_SUCCESS);
     ASSERT_EQ(in.Read(kLen, kLen, in.peer.address), ND_SUCCESS);
@@ -295,8 +301,7 @@ TEST_P(OneSidedMemory, PagesTheApplicationDroppedReadAsZerosAndTakeWrites) {
         Target t;
         if (!t.Start(fd, region, kLen) || t.Next() != 'z') return false;
         if (madvise(region, kLen, MADV_DONTNEED) != 0 || !t.Answer('y')) return false;
-        bool ok = t.Next() == 'd';
-        for (size_t i = 0; ok && i < kLen; ++i) ok = region[i] == Pattern(i, 5);
+        bool ok = t.Next() == 'd' && Holds(region, kLen, 5);
         return t.Answer(ok ? 'y' : 'n') && t.Finish() && ok;
     });
     ASSERT_GT(child, 0);
@@ -333,8 +338,7 @@ TEST_P(OneSidedMemory, HugePagesAreWrittenAndReadAcrossTheirBoundary) {
         std::memset(region, 0, kLen);
         Target t;
         if (!t.Start(fd, region, kLen)) return false;
-        bool ok = t.Next() == 'd';
-        for (size_t i = 0; ok && i < kSpan; ++i) ok = region[kHuge - kSpan / 2 + i] == Pattern(i, 6);
+        bool ok = t.Next() == 'd' && Holds(region + kHuge - kSpan / 2, kSpan, 6);
         ok = ok && AllZero(region, kHuge - kSpan / 2) && AllZero(region + kHuge + kSpan / 2, kHuge - kSpan / 2);
         return t.Answer(ok ? 'y' : 'n') && t.Finish() && ok;
     });
