@@ -37,7 +37,7 @@ _opennd_complete() {
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$(_opennd_options "$tool")" -- "$cur"))
     elif [[ ${tool##*/} == ndbaseline ]]; then
-        COMPREPLY=($(compgen -W "cacheline-pingpong shm-pingpong shm-copy-bw cma-write-bw cma-read-bw tcp-pingpong tcp-stream" -- "$cur"))
+        COMPREPLY=($(compgen -W "cacheline-pingpong shm-pingpong shm-copy-bw cma-write-bw cma-read-bw cma-write-pingpong cma-read-lat tcp-pingpong tcp-stream" -- "$cur"))
     fi
 }
 

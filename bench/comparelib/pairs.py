@@ -5,8 +5,8 @@ large messages the same way (UCX cma+posix tag_bw, Open MPI vader) at
 1 MiB, each round measuring all of them back to back (ndbaseline
 cma-write-bw cma-read-bw, ndperf write_bw,read_bw(,send_bw), ucx_perftest,
 mpi_bench bw). ndperf cycles through as much buffer as the raw copy reuses
-(one message), so both copy between the same caches. A Send is set against raw CMA read: its receiver pulls the
-data. Every figure is a throughput, bytes over the time they took: raw
+(one message), so both copy between the same caches. A Send is set
+against raw CMA read: its receiver pulls the data. Every figure is a throughput, bytes over the time they took: raw
 CMA's from its samples (one call each), the others' overall rates. (A
 median of 90 us raw samples leaves out the VM's stalls that every 3 ms
 window of the others takes in: it read 2-3% above the raw overall rate.)
