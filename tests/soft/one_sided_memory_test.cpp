@@ -148,6 +148,13 @@ bool Holds(const char *p, size_t n, int seed) {
     return true;
 }
 
+// The child target is running and the initiator connected to it.
+::testing::AssertionResult Connected(pid_t child, uint16_t port, Initiator &in) {
+    if (child <= 0 || port == 0) return ::testing::AssertionFailure() << "the target did not start";
+    if (!in.Connect(port)) return ::testing::AssertionFailure() << in.ep.error;
+    return ::testing::AssertionSuccess();
+}
+
 bool AllZero(const char *p, size_t n) {
     for (size_t i = 0; i < n; ++i)
         if (p[i] != 0) return false;
@@ -179,10 +186,8 @@ TEST_P(OneSidedMemory, ADeregisteredRegionIsNeverWrittenWhileThePeerKeepsWriting
         }
         return t.Finish();
     });
-    ASSERT_GT(child, 0);
-    ASSERT_NE(port, 0);
     Initiator in(kLen);
-    ASSERT_TRUE(in.Connect(port)) << in.ep.error;
+    ASSERT_TRUE(Connected(child, port, in));
     for (size_t i = 0; i < kLen; ++i) in.data.bytes[i] = Pattern(i, 1);
     HRESULT last = ND_SUCCESS;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -229,10 +234,8 @@ TEST_P(OneSidedMemory, AnUnalignedRegionLeavesTheRestOfItsPageAlone) {
         std::free(page);
         return ok;
     });
-    ASSERT_GT(child, 0);
-    ASSERT_NE(port, 0);
     Initiator in(2 * (kTo - kFrom));
-    ASSERT_TRUE(in.Connect(port)) << in.ep.error;
+    ASSERT_TRUE(Connected(child, port, in));
     const size_t n = kTo - kFrom;
     for (int round = 0; round < 300; ++round) {
         const int seed = round % 10;
@@ -273,10 +276,8 @@ TEST_P(OneSidedMemory, ATargetThatForksKeepsTheRegion) {
         ok = waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
         return t.Answer(ok ? 'y' : 'n') && t.Finish() && ok;
     });
-    ASSERT_GT(child, 0);
-    ASSERT_NE(port, 0);
     Initiator in(2 * kLen);
-    ASSERT_TRUE(in.Connect(port)) << in.ep.error;
+    ASSERT_TRUE(Connected(child, port, in));
     ASSERT_EQ(in.Read(kLen, kLen, in.peer.address), ND_SUCCESS);
     ASSERT_TRUE(Holds(in.data.bytes.data() + kLen, kLen, 3));
     for (size_t i = 0; i < kLen; ++i) in.data.bytes[i] = Pattern(i, 4);
@@ -304,10 +305,8 @@ TEST_P(OneSidedMemory, PagesTheApplicationDroppedReadAsZerosAndTakeWrites) {
         bool ok = t.Next() == 'd' && Holds(region, kLen, 5);
         return t.Answer(ok ? 'y' : 'n') && t.Finish() && ok;
     });
-    ASSERT_GT(child, 0);
-    ASSERT_NE(port, 0);
     Initiator in(2 * kLen);
-    ASSERT_TRUE(in.Connect(port)) << in.ep.error;
+    ASSERT_TRUE(Connected(child, port, in));
     ASSERT_EQ(in.Read(kLen, kLen, in.peer.address), ND_SUCCESS);
     EXPECT_EQ(in.data.bytes[kLen], 0x5a);
     ASSERT_EQ(in.Ask('z'), 'y');  // dropped
@@ -342,10 +341,8 @@ TEST_P(OneSidedMemory, HugePagesAreWrittenAndReadAcrossTheirBoundary) {
         ok = ok && AllZero(region, kHuge - kSpan / 2) && AllZero(region + kHuge + kSpan / 2, kHuge - kSpan / 2);
         return t.Answer(ok ? 'y' : 'n') && t.Finish() && ok;
     });
-    ASSERT_GT(child, 0);
-    ASSERT_NE(port, 0);
     Initiator in(2 * kSpan);
-    ASSERT_TRUE(in.Connect(port)) << in.ep.error;
+    ASSERT_TRUE(Connected(child, port, in));
     for (size_t i = 0; i < kSpan; ++i) in.data.bytes[i] = Pattern(i, 6);
     const uint64_t at = in.peer.address + kHuge - kSpan / 2;
     ASSERT_EQ(in.Write(0, kSpan, at), ND_SUCCESS);
